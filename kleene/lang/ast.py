@@ -1,0 +1,281 @@
+"""The abstract syntax tree of the SASE+ query language (SIGMOD 2008, section 2).
+
+Every node is a frozen dataclass with a ``span`` giving its place in the query text.
+Nodes declare their child fields in ``_children`` once; ``walk()`` and ``find()`` are
+inherited from :class:`Node`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import ClassVar, TypeVar
+
+N = TypeVar("N", bound="Node")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A 1-based line and column of the first character of a node."""
+
+    line: int
+    column: int
+
+    @staticmethod
+    def unknown() -> Span:
+        return Span(0, 0)
+
+
+@dataclass(frozen=True)
+class Node:
+    span: Span = field(default_factory=Span.unknown, compare=False, repr=False, kw_only=True)
+    _children: ClassVar[tuple[str, ...]] = ()
+
+    def children(self) -> Iterator[Node]:
+        for name in self._children:
+            value = getattr(self, name)
+            if isinstance(value, Node):
+                yield value
+            elif isinstance(value, tuple):
+                yield from (v for v in value if isinstance(v, Node))
+
+    def walk(self) -> Iterator[Node]:
+        """This node and all its descendants, depth first, parents before children."""
+        yield self
+        for child in self.children():
+            yield from child.walk()
+
+    def find(self, kind: type[N]) -> Iterator[N]:
+        """All descendants (and self) of the given node class."""
+        return (n for n in self.walk() if isinstance(n, kind))
+
+
+# --- expressions -------------------------------------------------------------------
+
+
+class IndexKind(Enum):
+    """How a Kleene array element is addressed (SIGMOD 2008, section 2)."""
+
+    FIRST = "1"  # a[1]
+    CURRENT = "i"  # a[i]
+    PREVIOUS = "i-1"  # a[i-1]
+    LAST = "LEN"  # a[a.LEN]
+
+
+@dataclass(frozen=True)
+class Expr(Node):
+    pass
+
+
+@dataclass(frozen=True)
+class Literal(Expr):
+    value: int | float | str | bool
+
+
+@dataclass(frozen=True)
+class AttrRef(Expr):
+    """``var.attr`` for a single variable, ``var[index].attr`` for a Kleene one.
+
+    ``attr`` may be ``timestamp`` (the event time), ``type`` or ``id`` as well as any
+    event attribute.
+    """
+
+    var: str
+    attr: str
+    index: IndexKind | None = None
+
+
+@dataclass(frozen=True)
+class LenRef(Expr):
+    """``var.LEN``: the number of events selected by a Kleene variable."""
+
+    var: str
+
+
+class AggFunc(Enum):
+    AVG = "avg"
+    MIN = "min"
+    MAX = "max"
+    SUM = "sum"
+    COUNT = "count"
+
+
+class AggRange(Enum):
+    """Which Kleene elements an aggregate covers."""
+
+    BEFORE_CURRENT = "..i-1"  # avg(a[..i-1].price): elements 1 .. i-1 (WHERE only)
+    ALL = ""  # avg(a[].price): the whole array (RETURN, or WHERE after the array ends)
+
+
+@dataclass(frozen=True)
+class Aggregate(Expr):
+    """``func(var[range].attr)``; ``attr`` is None only for ``count(var[])``."""
+
+    func: AggFunc
+    var: str
+    range: AggRange
+    attr: str | None
+
+
+class BinOp(Enum):
+    ADD = "+"
+    SUB = "-"
+    MUL = "*"
+    DIV = "/"
+    MOD = "%"
+    EQ = "=="
+    NE = "!="
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    AND = "and"
+    OR = "or"
+
+    @property
+    def is_comparison(self) -> bool:
+        return self in _COMPARISONS
+
+    @property
+    def is_arithmetic(self) -> bool:
+        return self in _ARITHMETIC
+
+    @property
+    def is_logical(self) -> bool:
+        return self in (BinOp.AND, BinOp.OR)
+
+
+_COMPARISONS = frozenset({BinOp.EQ, BinOp.NE, BinOp.LT, BinOp.LE, BinOp.GT, BinOp.GE})
+_ARITHMETIC = frozenset({BinOp.ADD, BinOp.SUB, BinOp.MUL, BinOp.DIV, BinOp.MOD})
+
+
+@dataclass(frozen=True)
+class Binary(Expr):
+    op: BinOp
+    left: Expr
+    right: Expr
+    _children: ClassVar[tuple[str, ...]] = ("left", "right")
+
+
+class UnOp(Enum):
+    NEG = "-"
+    NOT = "not"
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    op: UnOp
+    operand: Expr
+    _children: ClassVar[tuple[str, ...]] = ("operand",)
+
+
+@dataclass(frozen=True)
+class Equivalence(Expr):
+    """``[attr, ...]``: every variable of the strategy's scope has equal values of these
+    attributes (SIGMOD 2008, section 2). Allowed only as a top-level WHERE conjunct."""
+
+    attrs: tuple[str, ...]
+
+
+# --- pattern -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Component(Node):
+    """One SEQ component: ``Type var``, ``Type+ var[]`` or ``~(Type var)`` / ``!Type var``."""
+
+    event_type: str
+    var: str
+    kleene: bool = False
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Seq(Node):
+    components: tuple[Component, ...]
+    _children: ClassVar[tuple[str, ...]] = ("components",)
+
+    @property
+    def positive(self) -> tuple[Component, ...]:
+        return tuple(c for c in self.components if not c.negated)
+
+    @property
+    def negative(self) -> tuple[Component, ...]:
+        return tuple(c for c in self.components if c.negated)
+
+    def component(self, var: str) -> Component | None:
+        return next((c for c in self.components if c.var == var), None)
+
+
+# --- clauses -----------------------------------------------------------------------
+
+
+class Strategy(Enum):
+    """The four event selection strategies (SIGMOD 2008, section 2)."""
+
+    STRICT_CONTIGUITY = "strict_contiguity"
+    PARTITION_CONTIGUITY = "partition_contiguity"
+    SKIP_TILL_NEXT_MATCH = "skip_till_next_match"
+    SKIP_TILL_ANY_MATCH = "skip_till_any_match"
+
+    @classmethod
+    def parse(cls, name: str) -> Strategy:
+        """Accepts the paper's spelling with underscores or hyphens, any case."""
+        return cls(name.strip().lower().replace("-", "_"))
+
+
+DEFAULT_STRATEGY = Strategy.SKIP_TILL_NEXT_MATCH
+
+
+class OutputFormat(Enum):
+    """All matches, or one match per partition among those overlapping in time."""
+
+    ALL = "all"
+    NON_OVERLAP = "non_overlap"
+
+    @classmethod
+    def parse(cls, name: str) -> OutputFormat:
+        return cls(name.strip().lower().replace("-", "_"))
+
+
+class TimeUnit(Enum):
+    SECONDS = 1
+    MINUTES = 60
+    HOURS = 3600
+    DAYS = 86400
+
+
+@dataclass(frozen=True)
+class Window(Node):
+    """``WITHIN amount [unit]``: last selected time minus first selected time <= size."""
+
+    amount: int | float
+    unit: TimeUnit | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        return None if self.unit is None else self.amount * self.unit.value
+
+
+@dataclass(frozen=True)
+class ReturnItem(Node):
+    expr: Expr
+    alias: str | None = None
+    _children: ClassVar[tuple[str, ...]] = ("expr",)
+
+
+@dataclass(frozen=True)
+class Query(Node):
+    """A whole query. ``strategy_vars`` is the variable list of ``strategy(a, b[])`` in the
+    function form of WHERE, or None when not given (then the scope is every variable).
+    ``where`` holds the top-level conjuncts of the WHERE clause in text order."""
+
+    pattern: Seq
+    strategy: Strategy | None = None
+    strategy_vars: tuple[str, ...] | None = None
+    where: tuple[Expr, ...] = ()
+    within: Window | None = None
+    returns: tuple[ReturnItem, ...] = ()
+    output: OutputFormat | None = None
+    _children: ClassVar[tuple[str, ...]] = ("pattern", "where", "within", "returns")

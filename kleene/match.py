@@ -1,0 +1,56 @@
+"""What a matcher produces: matches and rejected events."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Match:
+    """One pattern match.
+
+    ``variables`` maps each positive variable to the ids of its events in stream order
+    (a 1-tuple for a single variable). ``positions`` holds the same events' 0-based
+    positions in stream order. ``start`` and ``end`` are the timestamps of the first and
+    last selected events, as given in the input (numbers or datetimes). ``partition`` is
+    the value tuple of the inferred partition key, or ``()`` when the query has none.
+    """
+
+    variables: Mapping[str, tuple[Any, ...]]
+    positions: Mapping[str, tuple[int, ...]]
+    start: Any
+    end: Any
+    partition: tuple[Any, ...] = ()
+    returned: Mapping[str, Any] = field(default_factory=dict)
+
+    def ids(self) -> dict[str, tuple[Any, ...]]:
+        """Each positive variable -> the ids of its events, in order."""
+        return dict(self.variables)
+
+    def values(self) -> dict[str, Any]:
+        """The RETURN values by name (empty without a RETURN clause)."""
+        return dict(self.returned)
+
+    @property
+    def first_position(self) -> int:
+        return min(p for ps in self.positions.values() for p in ps)
+
+    @property
+    def last_position(self) -> int:
+        return max(p for ps in self.positions.values() for p in ps)
+
+    def key(self) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+        """A hashable identity of the match: its variables and event ids."""
+        return tuple(sorted((k, tuple(v)) for k, v in self.variables.items()))
+
+
+@dataclass(frozen=True)
+class RejectedEvent:
+    """An input event that was not matched, and why. ``record`` is the event as read."""
+
+    id: Any
+    position: int | None
+    reason: str
+    record: Mapping[str, Any] = field(default_factory=dict)
