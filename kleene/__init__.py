@@ -1,0 +1,38 @@
+"""kleene: complex event processing with SASE+ pattern queries.
+
+    >>> import kleene
+    >>> q = kleene.compile("PATTERN SEQ(A a, B b) WITHIN 10")
+    >>> [m.ids() for m in q.run([{"type": "A", "timestamp": 1}, {"type": "B", "timestamp": 2}])]
+    [{'a': (0,), 'b': (1,)}]
+"""
+
+from kleene.errors import (
+    EventError,
+    KleeneError,
+    QueryError,
+    QuerySyntaxError,
+    RunLimitError,
+)
+from kleene.events import EventFields
+from kleene.lang.ast import OutputFormat, Strategy
+from kleene.match import Match, RejectedEvent
+from kleene.query import Query, RunResult, compile
+from kleene.runtime.matcher import Matcher
+
+__all__ = [
+    "EventError",
+    "EventFields",
+    "KleeneError",
+    "Match",
+    "Matcher",
+    "OutputFormat",
+    "Query",
+    "QueryError",
+    "QuerySyntaxError",
+    "RejectedEvent",
+    "RunLimitError",
+    "RunResult",
+    "Strategy",
+    "compile",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,252 @@
+"""Predicate analysis for NFA^b compilation (SIGMOD 2008, section 3.2, step 2).
+
+Equivalence tests are expanded to equality conjuncts, every conjunct is given its *last
+identifier* (the reference instantiated latest by the automaton) and placed on the edge
+of that identifier's state. The partition key is inferred from equivalence tests and
+from equality conjuncts that tie an attribute across every positive variable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from kleene.lang import ast
+
+
+class Phase(IntEnum):
+    """When, within one component, a reference is instantiated."""
+
+    FIRST = 0  # a single variable's event, or a[1]
+    EACH = 1  # a[i], a[i-1], f(a[..i-1]): at every element
+    END = 2  # a[a.LEN], a.LEN, f(a[]): when the Kleene array ends
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a conjunct is evaluated.
+
+    ``component`` is the index of the positive component (in pattern order) whose state
+    carries the conjunct; ``phase`` says which edge: FIRST -> begin, EACH -> begin (if
+    it applies at i = 1) and take, END -> proceed. ``negated`` names the negated
+    variable for a conjunct checked by the negation filter instead.
+    """
+
+    component: int
+    phase: Phase
+    needs_previous: bool = False
+    negated: str | None = None
+
+
+@dataclass(frozen=True)
+class Conjunct:
+    expr: ast.Expr
+    placement: Placement
+    key_equality: bool = False  # implied when runs are routed by the partition key
+
+
+def references(expr: ast.Node) -> list[ast.AttrRef | ast.LenRef | ast.Aggregate]:
+    return [n for n in expr.walk() if isinstance(n, ast.AttrRef | ast.LenRef | ast.Aggregate)]
+
+
+def ref_phase(ref: ast.AttrRef | ast.LenRef | ast.Aggregate) -> Phase:
+    if isinstance(ref, ast.LenRef):
+        return Phase.END
+    if isinstance(ref, ast.Aggregate):
+        return Phase.EACH if ref.range is ast.AggRange.BEFORE_CURRENT else Phase.END
+    if ref.index in (None, ast.IndexKind.FIRST):
+        return Phase.FIRST
+    if ref.index is ast.IndexKind.LAST:
+        return Phase.END
+    return Phase.EACH
+
+
+def needs_previous(ref: ast.AttrRef | ast.LenRef | ast.Aggregate) -> bool:
+    if isinstance(ref, ast.AttrRef):
+        return ref.index is ast.IndexKind.PREVIOUS
+    return isinstance(ref, ast.Aggregate) and ref.range is ast.AggRange.BEFORE_CURRENT
+
+
+def place(expr: ast.Expr, pattern: ast.Seq) -> Placement:
+    """The edge of a conjunct's last identifier (section 3.2, step 2)."""
+    positive = [c.var for c in pattern.positive]
+    refs = references(expr)
+    negated = {r.var for r in refs if (c := pattern.component(r.var)) and c.negated}
+    previous = any(needs_previous(r) for r in refs)
+    if negated:
+        return Placement(0, Phase.FIRST, previous, negated=min(negated))
+    if not refs:
+        return Placement(0, Phase.FIRST)
+    last = max((positive.index(r.var), ref_phase(r)) for r in refs)
+    return Placement(last[0], last[1], previous)
+
+
+def expand_equivalence(
+    test: ast.Equivalence, query: ast.Query
+) -> list[ast.Expr]:
+    """``[x]`` -> ``v.x = anchor.x`` for every other variable in scope."""
+    scope = query.strategy_vars or tuple(c.var for c in query.pattern.components)
+    comps = [c for c in query.pattern.components if c.var in scope]
+    positive = [c for c in comps if not c.negated]
+    if not positive:
+        return []
+    anchor, rest = positive[0], [c for c in comps if c is not positive[0]]
+    out: list[ast.Expr] = []
+    for attr in test.attrs:
+        anchor_ref = _element_ref(anchor, attr, first=True, span=test.span)
+        if anchor.kleene:
+            out.append(_eq(_element_ref(anchor, attr, first=False, span=test.span), anchor_ref))
+        for comp in rest:
+            out.append(_eq(_element_ref(comp, attr, first=False, span=test.span), anchor_ref))
+    return out
+
+
+def _element_ref(comp: ast.Component, attr: str, *, first: bool, span: ast.Span) -> ast.AttrRef:
+    if not comp.kleene:
+        return ast.AttrRef(comp.var, attr, None, span=span)
+    index = ast.IndexKind.FIRST if first else ast.IndexKind.CURRENT
+    return ast.AttrRef(comp.var, attr, index, span=span)
+
+
+def _eq(left: ast.Expr, right: ast.Expr) -> ast.Binary:
+    return ast.Binary(ast.BinOp.EQ, left, right, span=left.span)
+
+
+# --- partition key inference ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PartitionKey:
+    """Attributes equal across every positive variable (and some negated ones).
+
+    ``attrs[k][var]`` is the attribute of class k for variable ``var``. ``by_type`` gives
+    the attribute tuple used to read the key of an event of a pattern type; ``common``
+    is the attribute tuple for events of other types (empty when names differ).
+    """
+
+    attrs: tuple[dict[str, str], ...]
+    by_type: dict[str, tuple[str, ...]]
+    common: tuple[str, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """One display name per key attribute."""
+        return tuple(self.common) if self.common else tuple(
+            "|".join(sorted(set(cls.values()))) for cls in self.attrs
+        )
+
+    def covers(self, var: str) -> bool:
+        return all(var in cls for cls in self.attrs)
+
+
+def _uniform(conjuncts: list[ast.Expr]) -> set[tuple[str, str]]:
+    """Kleene attributes equal across all elements: ``a[i].x = a[1].x`` or
+    ``a[i].x = a[i-1].x`` (as an equivalence test expands)."""
+    out = set()
+    for expr in conjuncts:
+        if isinstance(expr, ast.Binary) and expr.op is ast.BinOp.EQ:
+            left, right = expr.left, expr.right
+            if (
+                isinstance(left, ast.AttrRef)
+                and isinstance(right, ast.AttrRef)
+                and left.var == right.var
+                and left.attr == right.attr
+                and {left.index, right.index}
+                in ({ast.IndexKind.CURRENT, ast.IndexKind.FIRST},
+                    {ast.IndexKind.CURRENT, ast.IndexKind.PREVIOUS})
+            ):
+                out.add((left.var, left.attr))
+    return out
+
+
+def _whole_ref(
+    node: ast.Expr, pattern: ast.Seq, uniform: set[tuple[str, str]]
+) -> tuple[str, str] | None:
+    """``v.x`` of a single variable, ``a[i].x`` of a Kleene one, or ``a[1].x`` when all
+    of a's elements share x: a value every element of the variable carries."""
+    if not isinstance(node, ast.AttrRef):
+        return None
+    comp = pattern.component(node.var)
+    if comp is None:
+        return None
+    if comp.kleene and node.index is ast.IndexKind.FIRST and (node.var, node.attr) in uniform:
+        return node.var, node.attr
+    if comp.kleene and node.index is not ast.IndexKind.CURRENT:
+        return None
+    if not comp.kleene and node.index is not None:
+        return None
+    return node.var, node.attr
+
+
+def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> PartitionKey | None:
+    """Union-find over (variable, attribute) nodes joined by equality conjuncts."""
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x: tuple[str, str]) -> tuple[str, str]:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    uniform = _uniform(conjuncts)
+    for expr in conjuncts:
+        if not (isinstance(expr, ast.Binary) and expr.op is ast.BinOp.EQ):
+            continue
+        left = _whole_ref(expr.left, pattern, uniform)
+        right = _whole_ref(expr.right, pattern, uniform)
+        if left and right and left[0] != right[0]:
+            parent[find(left)] = find(right)
+
+    classes: dict[tuple[str, str], dict[str, str]] = {}
+    for node in list(parent):
+        classes.setdefault(find(node), {})
+        cls = classes[find(node)]
+        if node[0] in cls and cls[node[0]] != node[1]:
+            continue  # two attributes of one variable: keep the first, still equal
+        cls.setdefault(node[0], node[1])
+
+    positive = [c for c in pattern.positive]
+    keyed = []
+    for cls in classes.values():
+        if not all(c.var in cls for c in positive):
+            continue
+        by_type: dict[str, str] = {}
+        consistent = True
+        for comp in pattern.components:
+            if comp.var not in cls:
+                continue
+            attr = cls[comp.var]
+            if by_type.setdefault(comp.event_type, attr) != attr:
+                consistent = False
+        if consistent:
+            keyed.append(cls)
+    if not keyed:
+        return None
+    keyed.sort(key=lambda cls: sorted(cls.items()))
+    types = {c.event_type for c in pattern.components}
+    by_type_tuple = {
+        t: tuple(cls[next(c.var for c in pattern.components if c.event_type == t and c.var in cls)]
+                 for cls in keyed)
+        for t in types
+        if all(any(c.event_type == t and c.var in cls for c in pattern.components) for cls in keyed)
+    }
+    common: tuple[str, ...] = ()
+    names = [set(cls.values()) for cls in keyed]
+    if all(len(n) == 1 for n in names):
+        common = tuple(next(iter(n)) for n in names)
+    return PartitionKey(tuple(keyed), by_type_tuple, common)
+
+
+def is_key_equality(expr: ast.Expr, key: PartitionKey | None, pattern: ast.Seq) -> bool:
+    """True when the conjunct only restates the partition key (routing implies it)."""
+    if key is None or not (isinstance(expr, ast.Binary) and expr.op is ast.BinOp.EQ):
+        return False
+    every = {(v, a) for cls in key.attrs for v, a in cls.items()}
+    left = _whole_ref(expr.left, pattern, every)
+    right = _whole_ref(expr.right, pattern, every)
+    if not (left and right):
+        return False
+    return any(
+        cls.get(left[0]) == left[1] and cls.get(right[0]) == right[1] for cls in key.attrs
+    )

@@ -1,0 +1,332 @@
+"""Build an NFA^b plan from a validated query (SIGMOD 2008, section 3.2, steps 1-6).
+
+Step 1 lays out the states from PATTERN; step 2 places each CNF conjunct on the edge of
+its last identifier; step 3 (ignore formulas) and steps 4-5 (the window, checked on
+every edge) are applied by the runtime from ``Plan.strategy`` and ``Plan.window``;
+step 6 (proceed edges peek at the next state's begin formula) likewise. The
+computation-state vector of section 5.2.1 is laid out from the values later formulas
+read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kleene.compiler import codegen
+from kleene.compiler.analysis import (
+    Conjunct,
+    Phase,
+    expand_equivalence,
+    infer_partition_key,
+    is_key_equality,
+    place,
+)
+from kleene.compiler.plan import Negation, Plan, State
+from kleene.compiler.slots import Slot, SlotLayout
+from kleene.lang import ast
+from kleene.lang import expr_to_text as _text
+
+
+def conjuncts_of(query: ast.Query) -> list[ast.Expr]:
+    """WHERE as a flat CNF-style list: equivalence tests expanded, top-level ANDs split."""
+    out: list[ast.Expr] = []
+    for expr in query.where:
+        if isinstance(expr, ast.Equivalence):
+            out.extend(expand_equivalence(expr, query))
+        else:
+            out.extend(_split_and(expr))
+    return out
+
+
+def _split_and(expr: ast.Expr) -> list[ast.Expr]:
+    if isinstance(expr, ast.Binary) and expr.op is ast.BinOp.AND:
+        return _split_and(expr.left) + _split_and(expr.right)
+    return [expr]
+
+
+def build_plan(
+    query: ast.Query,
+    text: str,
+    *,
+    strategy: ast.Strategy | None = None,
+    output: ast.OutputFormat | None = None,
+) -> Plan:
+    strategy = strategy or query.strategy or ast.DEFAULT_STRATEGY
+    output = output or query.output or ast.OutputFormat.ALL
+    pattern = query.pattern
+    positive = pattern.positive
+    exprs = conjuncts_of(query)
+    key = infer_partition_key(exprs, pattern)
+    routed = key is not None and strategy is not ast.Strategy.STRICT_CONTIGUITY
+    conjuncts = [
+        Conjunct(e, place(e, pattern), routed and is_key_equality(e, key, pattern)) for e in exprs
+    ]
+
+    # Event tuple layout: (type, timestamp, id, *attributes)
+    attributes = sorted(
+        {r.attr for r in query.find(ast.AttrRef) if r.attr not in codegen.FIXED_FIELDS}
+        | _key_attrs(key)
+    )
+
+    # Edge contexts; each entry: (state kind, component index, conjunct list)
+    edges: list[tuple[str, int, ast.Component, list[ast.Expr], list[ast.Expr]]] = []
+    for ci, comp in enumerate(positive):
+        placed = [c for c in conjuncts if c.placement.negated is None and c.placement.component == ci]
+        live = [c for c in placed if not c.key_equality]
+        first = [c.expr for c in live if c.placement.phase is Phase.FIRST]
+        each = [c.expr for c in live if c.placement.phase is Phase.EACH]
+        end = [c.expr for c in live if c.placement.phase is Phase.END]
+        if not comp.kleene:
+            edges.append(("single", ci, comp, first + each, []))
+        else:
+            at_first = first + [c.expr for c in live if c.placement.phase is Phase.EACH
+                                and not c.placement.needs_previous]
+            edges.append(("first", ci, comp, at_first, []))
+            edges.append(("rest", ci, comp, each, end))
+
+    # Gather the slots every formula reads, then lay out V.
+    needed: list[Slot] = []
+    for kind, _ci, comp, conds, end in edges:
+        for cond in conds:
+            needed += codegen.slots_needed(cond, comp.var, kind)
+        for cond in end:
+            needed += codegen.slots_needed(cond, None, "rest")
+    negated_conjuncts = {
+        comp.var: [c.expr for c in conjuncts if c.placement.negated == comp.var]
+        for comp in pattern.negative
+    }
+    for var, conds in negated_conjuncts.items():
+        for cond in conds:
+            needed += codegen.slots_needed(cond, var, "single")
+    return_exprs = [item.expr for item in query.returns]
+    for expr in return_exprs:
+        needed += codegen.slots_needed(expr, None, "rest")
+    layout = SlotLayout(tuple(dict.fromkeys(needed)))
+
+    def attr_index(attr: str) -> int:
+        return 3 + attributes.index(attr)
+
+    def slot_code(slot: Slot) -> str:
+        return f"V[{layout.index(slot)}]"
+
+    states: list[State] = []
+    for index, (kind, ci, comp, conds, end) in enumerate(edges):
+        ctx = codegen.Context(comp.var, kind, slot_code, attr_index)
+        edge = _edge_function(f"edge_{index}", comp, kind, conds, ctx, layout, attr_index)
+        proceed = None
+        if kind == "rest":
+            pctx = codegen.Context(None, "rest", slot_code, attr_index)
+            proceed = _proceed_function(f"proceed_{index}", end, pctx)
+        states.append(
+            State(
+                index=index,
+                var=comp.var,
+                event_type=comp.event_type,
+                kind=kind,
+                component=ci,
+                edge=edge,
+                proceed=proceed,
+                last=ci == len(positive) - 1,
+                edge_text=tuple(_text(c) for c in conds),
+                proceed_text=tuple(_text(c) for c in end),
+            )
+        )
+
+    negations = tuple(
+        _negation(comp, pattern, negated_conjuncts[comp.var], key, slot_code, attr_index)
+        for comp in pattern.negative
+    )
+
+    returns = None
+    if return_exprs:
+        rctx = codegen.Context(None, "rest", slot_code, attr_index)
+        body = ", ".join(codegen.expr_code(e, rctx) for e in return_exprs)
+        returns = codegen.build(
+            "def returns(V):\n"
+            f"    try:\n        return ({body},)\n"
+            f"    except {codegen.CAUGHT}:\n        return _fallback(V)\n",
+            "returns",
+            {"_fallback": _safe_returns(return_exprs, rctx)},
+        )
+
+    key_index: dict[str, tuple[int, ...]] = {}
+    common_index: tuple[int, ...] = ()
+    if key is not None:
+        key_index = {t: tuple(attr_index(a) for a in attrs) for t, attrs in key.by_type.items()}
+        common_index = tuple(attr_index(a) for a in key.common)
+
+    window = None
+    if query.within is not None:
+        window = query.within.seconds if query.within.unit else float(query.within.amount)
+
+    return Plan(
+        query=query,
+        text=text,
+        strategy=strategy,
+        output=output,
+        window=window,
+        window_has_unit=query.within is not None and query.within.unit is not None,
+        states=tuple(states),
+        layout=layout,
+        attributes=tuple(attributes),
+        negations=negations,
+        key=key,
+        routed=routed,
+        key_index=key_index,
+        common_key_index=common_index,
+        returns=returns,
+        return_names=tuple(item.alias or _text(item.expr) for item in query.returns),
+        required=_required(query, key if routed else None),
+        kinds=_kinds(query),
+        positive_vars=tuple(c.var for c in positive),
+        kleene_vars=frozenset(c.var for c in positive if c.kleene),
+    )
+
+
+def _key_attrs(key: Any) -> set[str]:
+    if key is None:
+        return set()
+    return {a for cls in key.attrs for a in cls.values()} | set(key.common)
+
+
+def _edge_function(
+    name: str,
+    comp: ast.Component,
+    kind: str,
+    conds: list[ast.Expr],
+    ctx: codegen.Context,
+    layout: SlotLayout,
+    attr_index: Callable[[str], int],
+) -> Any:
+    lines = [f"def {name}(e, V):", f"    if e[0] != {comp.event_type!r}: return None"]
+    lines += codegen.conjunction_lines([codegen.expr_code(c, ctx) for c in conds], "return None")
+    update = _update_code(comp.var, kind, layout, attr_index)
+    if update is None:
+        lines.append("    return V")
+    else:
+        lines += ["    try:", f"        return {update}", f"    except {codegen.CAUGHT}: return None"]
+    return codegen.build("\n".join(lines) + "\n", name)
+
+
+def _update_code(
+    var: str, kind: str, layout: SlotLayout, attr_index: Callable[[str], int]
+) -> str | None:
+    """The new V after selecting an event for ``var`` (section 5.2.1)."""
+    mine = dict(layout.for_var(var))
+    if not mine:
+        return None
+
+    def field(attr: str) -> str:
+        return codegen.event_field(attr, attr_index)
+
+    cols = []
+    for i, slot in enumerate(layout.slots):
+        if i not in mine:
+            cols.append(f"V[{i}]")
+            continue
+        op = slot[0]
+        begin = kind in ("single", "first")
+        if op == "attr":
+            which = slot[2]
+            cols.append(field(slot[3]) if begin or which == "last" else f"V[{i}]")
+        elif op == "count":
+            cols.append("1" if begin else f"V[{i}] + 1")
+        elif op == "sum":
+            cols.append(field(slot[2]) if begin else f"V[{i}] + {field(slot[2])}")
+        else:  # min / max
+            f = field(slot[2])
+            cmp = "<" if op == "min" else ">"
+            cols.append(f if begin else f"({f} if {f} {cmp} V[{i}] else V[{i}])")
+    return "(" + ", ".join(cols) + ",)"
+
+
+def _proceed_function(name: str, conds: list[ast.Expr], ctx: codegen.Context) -> Any:
+    lines = [f"def {name}(V):"]
+    lines += codegen.conjunction_lines([codegen.expr_code(c, ctx) for c in conds], "return False")
+    lines.append("    return True")
+    return codegen.build("\n".join(lines) + "\n", name)
+
+
+def _negation(
+    comp: ast.Component,
+    pattern: ast.Seq,
+    conds: list[ast.Expr],
+    key: Any,
+    slot_code: Callable[[Slot], str],
+    attr_index: Callable[[str], int],
+) -> Negation:
+    positive = [c.var for c in pattern.positive]
+    pos = pattern.components.index(comp)
+    before_vars = [c.var for c in pattern.components[:pos] if not c.negated]
+    after_vars = [c.var for c in pattern.components[pos + 1 :] if not c.negated]
+    before = positive.index(before_vars[-1]) if before_vars else None
+    after = positive.index(after_vars[0]) if after_vars else None
+    ctx = codegen.Context(comp.var, "single", slot_code, attr_index)
+    name = f"negation_{comp.var}"
+    lines = [f"def {name}(e, V):", f"    if e[0] != {comp.event_type!r}: return False"]
+    lines += codegen.conjunction_lines([codegen.expr_code(c, ctx) for c in conds], "return False")
+    lines.append("    return True")
+    keyed = key is not None and key.covers(comp.var)
+    return Negation(
+        var=comp.var,
+        event_type=comp.event_type,
+        before=before,
+        after=after,
+        check=codegen.build("\n".join(lines) + "\n", name),
+        keyed=keyed,
+        text=tuple(_text(c) for c in conds),
+    )
+
+
+def _safe_returns(exprs: list[ast.Expr], ctx: codegen.Context) -> Callable[[Any], tuple[Any, ...]]:
+    """Per-item evaluation when the fast path raised: a failing item returns None."""
+    items = [
+        codegen.build(
+            f"def item(V):\n    try:\n        return {codegen.expr_code(e, ctx)}\n"
+            f"    except {codegen.CAUGHT}:\n        return None\n",
+            "item",
+        )
+        for e in exprs
+    ]
+    return lambda V: tuple(f(V) for f in items)
+
+
+def _required(query: ast.Query, key: Any) -> dict[str, tuple[str, ...]]:
+    """Attributes each pattern type's events must carry to take part in matching."""
+    req: dict[str, set[str]] = {c.event_type: set() for c in query.pattern.components}
+    for comp in query.pattern.components:
+        req[comp.event_type] |= codegen.event_attrs(query, comp.var)
+    if key is not None:
+        for t, attrs in key.by_type.items():
+            req.setdefault(t, set()).update(attrs)
+    return {t: tuple(sorted(a)) for t, a in req.items()}
+
+
+def _kinds(query: ast.Query) -> dict[tuple[str, str], str]:
+    """(type, attribute) -> the kind of value the query text demands, where it shows."""
+    types = {c.var: c.event_type for c in query.pattern.components}
+    kinds: dict[tuple[str, str], str] = {}
+
+    def mark(node: ast.Expr, kind: str) -> None:
+        if isinstance(node, ast.AttrRef) and node.attr not in codegen.FIXED_FIELDS:
+            kinds.setdefault((types[node.var], node.attr), kind)
+        elif isinstance(node, ast.Aggregate) and node.attr and node.func in (
+            ast.AggFunc.SUM,
+            ast.AggFunc.AVG,
+        ):
+            kinds.setdefault((types[node.var], node.attr), kind)
+
+    for node in query.walk():
+        if isinstance(node, ast.Binary) and node.op.is_arithmetic:
+            mark(node.left, "number")
+            mark(node.right, "number")
+        elif isinstance(node, ast.Unary) and node.op is ast.UnOp.NEG:
+            mark(node.operand, "number")
+        elif isinstance(node, ast.Aggregate):
+            mark(node, "number")
+        elif isinstance(node, ast.Binary) and node.op.is_comparison:
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(other, ast.Literal) and not isinstance(other.value, bool):
+                    mark(side, "string" if isinstance(other.value, str) else "number")
+    return kinds

@@ -1,0 +1,55 @@
+"""A text view of a compiled plan: states, edges and their formulas (SIGMOD 2008, Fig. 2)."""
+
+from __future__ import annotations
+
+from kleene.compiler.plan import Plan
+from kleene.lang.ast import Strategy
+
+_IGNORE = {
+    Strategy.STRICT_CONTIGUITY: "False",
+    Strategy.PARTITION_CONTIGUITY: "not (event in the run's partition)",
+    Strategy.SKIP_TILL_NEXT_MATCH: "not ({edge})",
+    Strategy.SKIP_TILL_ANY_MATCH: "True",
+}
+
+
+def _conj(parts: tuple[str, ...]) -> str:
+    return " and ".join(parts) if parts else "True"
+
+
+def explain_plan(plan: Plan) -> str:
+    lines = [
+        f"strategy: {plan.strategy.value}",
+        f"output: {plan.output.value}",
+        f"window: {plan.window if plan.window is not None else 'none'}"
+        + (" (seconds)" if plan.window_has_unit else ""),
+        "partition key: "
+        + (", ".join(plan.key.names) if plan.key else "none (one partition)")
+        + (" (runs indexed by key)" if plan.routed else ""),
+        f"state vector V: [{', '.join(plan.layout.describe())}]",
+        "states:",
+    ]
+    window = "" if plan.window is None else " and within window"
+    for s in plan.states:
+        edge_name = "take" if s.kind == "rest" else "begin"
+        formula = _conj((f"type = {s.event_type}", *s.edge_text))
+        lines.append(f"  [{s.index}] {s.name}  ({s.event_type})")
+        target = s.index if s.kind == "rest" else s.index + 1
+        target_name = "F" if s.last and s.kind == "single" else f"[{target}]"
+        lines.append(f"      {edge_name} -> {target_name}: {formula}{window}")
+        if s.kind == "rest":
+            nxt = "F (epsilon)" if s.last else f"[{s.index + 1}] (peeking at its begin)"
+            lines.append(f"      proceed -> {nxt}: {_conj(s.proceed_text)}")
+        if s.index > 0 or s.kind == "rest":
+            ignore = _IGNORE[plan.strategy].format(edge=formula)
+            lines.append(f"      ignore: {ignore}{window}")
+    for n in plan.negations:
+        where = {
+            (True, True): "between components",
+            (False, True): "before the first component",
+            (True, False): "after the last component (decided when the window closes)",
+        }[(n.before is not None, n.after is not None)]
+        lines.append(f"  not {n.var} ({n.event_type}) {where}: {_conj(n.text)}")
+    if plan.return_names:
+        lines.append("return: " + ", ".join(plan.return_names))
+    return "\n".join(lines)

@@ -1,0 +1,89 @@
+"""The compiled, immutable plan of a query: the NFA^b automaton of SIGMOD 2008 section 3.
+
+A plan holds no runtime state; one plan serves every partition and every matcher.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kleene.compiler.analysis import PartitionKey
+from kleene.compiler.slots import SlotLayout
+from kleene.lang import ast
+
+StateVector = tuple[Any, ...]
+EdgeFn = Callable[[tuple[Any, ...], StateVector], StateVector | None]
+
+
+@dataclass(frozen=True)
+class State:
+    """One NFA^b state.
+
+    ``kind`` is "single" (a singleton state s), "first" (p[1] of a Kleene pair) or
+    "rest" (p[i]). ``edge`` is the begin edge (single, first) or the take edge (rest).
+    ``proceed`` is the proceed formula of a rest state (without the peek at the next
+    state, which the runtime adds). ``last`` marks the states of the last positive
+    component, whose completion reaches F.
+    """
+
+    index: int
+    var: str
+    event_type: str
+    kind: str
+    component: int
+    edge: EdgeFn
+    proceed: Callable[[StateVector], bool] | None
+    last: bool
+    edge_text: tuple[str, ...]
+    proceed_text: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return {"single": self.var, "first": f"{self.var}[1]", "rest": f"{self.var}[i]"}[self.kind]
+
+
+@dataclass(frozen=True)
+class Negation:
+    """A negated component between positive components ``before`` and ``after``
+    (indices into the positive components; None at the pattern's start or end)."""
+
+    var: str
+    event_type: str
+    before: int | None
+    after: int | None
+    check: Callable[[tuple[Any, ...], StateVector], bool]
+    keyed: bool
+    text: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    query: ast.Query
+    text: str
+    strategy: ast.Strategy
+    output: ast.OutputFormat
+    window: float | None  # in timestamp units; seconds when the WITHIN has a unit
+    window_has_unit: bool
+    states: tuple[State, ...]
+    layout: SlotLayout
+    attributes: tuple[str, ...]  # event tuple layout after (type, timestamp, id)
+    negations: tuple[Negation, ...]
+    key: PartitionKey | None
+    routed: bool  # runs are indexed by the partition key
+    key_index: dict[str, tuple[int, ...]]  # event type -> tuple positions of key values
+    common_key_index: tuple[int, ...]
+    returns: Callable[[StateVector], tuple[Any, ...]] | None
+    return_names: tuple[str, ...]
+    required: dict[str, tuple[str, ...]]  # event type -> attributes its events must carry
+    kinds: dict[tuple[str, str], str]  # (type, attribute) -> "number" | "string"
+    positive_vars: tuple[str, ...]
+    kleene_vars: frozenset[str]
+
+    @property
+    def initial_vector(self) -> StateVector:
+        return (None,) * len(self.layout.slots)
+
+    def attr_index(self, attr: str) -> int:
+        return 3 + self.attributes.index(attr)

@@ -1,0 +1,1 @@
+"""Evaluation of compiled plans over event streams."""

@@ -1,0 +1,74 @@
+"""Admission of input events: validation and ordering.
+
+Every event a query needs is checked before it reaches the automaton: a readable time,
+a type, every attribute the query reads for that type present, and of the kind the query
+demands (from the query text where it shows, otherwise the kind first seen for that
+type and attribute). Events that fail are rejected with a reason, never dropped
+silently. Events must arrive in time order; with ``allowed_lateness`` they are held in
+a reorder buffer and released once no earlier event can still arrive.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from kleene.compiler.plan import Plan
+from kleene.events import is_missing
+
+
+def value_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__
+
+
+class Validator:
+    """Checks one event's fields against what the plan needs."""
+
+    def __init__(self, plan: Plan, learned: dict[tuple[str, str], str]) -> None:
+        self.required = plan.required
+        self.kinds = plan.kinds
+        self.learned = learned
+
+    def problem(self, etype: Any, columns: dict[str, list[Any]], j: int) -> str | None:
+        """The reason to reject event ``j`` of the batch, or None when it is fine."""
+        if etype is None:
+            return "missing event type"
+        for attr in self.required.get(etype, ()):
+            value = columns[attr][j]
+            if is_missing(value):
+                return f"missing attribute {attr!r} for event type {etype!r}"
+            kind = value_kind(value)
+            expected = self.kinds.get((etype, attr)) or self.learned.setdefault((etype, attr), kind)
+            if kind != expected:
+                return (f"attribute {attr!r} of {etype!r} is a {kind} ({value!r}), "
+                        f"expected a {expected}")
+        return None
+
+
+class ReorderBuffer:
+    """Holds events for up to ``lateness`` time units to put them in time order."""
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[Any, int, Any]] = []
+        self.max_seen: Any = None
+
+    def push(self, time: Any, arrival: int, item: Any) -> None:
+        heapq.heappush(self.heap, (time, arrival, item))
+        if self.max_seen is None or time > self.max_seen:
+            self.max_seen = time
+
+    def release(self, upto: Any | None) -> list[Any]:
+        """Items with time <= ``upto`` (all when None), in (time, arrival) order."""
+        out = []
+        while self.heap and (upto is None or self.heap[0][0] <= upto):
+            out.append(heapq.heappop(self.heap)[2])
+        return out
+
+    def __len__(self) -> int:
+        return len(self.heap)

@@ -1,0 +1,344 @@
+"""The push-based matcher: admission, the NFA^b engine, negation and output.
+
+``push`` feeds events (any supported batch form) and returns the matches that became
+final; ``advance_to`` tells the matcher that no event before a time will come (a
+watermark); ``flush`` ends the stream. All mutable state lives in one
+:class:`MatcherState`, which ``snapshot`` pickles and a new matcher can resume from.
+
+Memory stays bounded by the window (SIGMOD 2008, section 5.3): expired runs are swept,
+the shared buffer is pruned below the oldest live run, and negation candidates older
+than the window are dropped. A cap on live runs raises :class:`RunLimitError`.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+from kleene.compiler.plan import Plan
+from kleene.events import MICROS, EventFields, micros_to_datetime, read_batch, read_time
+from kleene.lang.ast import OutputFormat, Strategy
+from kleene.match import Match, RejectedEvent
+from kleene.runtime.ingest import ReorderBuffer, Validator
+from kleene.runtime.negation import NegationState, violated
+from kleene.runtime.nfa.engine import Completion, NfaEngine, NfaState
+from kleene.runtime.output import NonOverlapState
+
+SWEEP_EVERY = 4096
+NEVER = float("inf")
+
+
+@dataclass(frozen=True)
+class MatcherConfig:
+    fields: EventFields = EventFields()
+    allowed_lateness: float = 0
+    max_runs: int = 1_000_000
+
+
+class MatcherState:
+    """Everything a matcher remembers between events."""
+
+    def __init__(self, n_states: int) -> None:
+        self.nfa = NfaState(n_states)
+        self.negation = NegationState()
+        self.non_overlap = NonOverlapState()
+        self.pending: list[tuple[Any, int, _Found]] = []  # (deadline, seq, match)
+        self.reorder = ReorderBuffer()
+        self.learned_kinds: dict[tuple[str, str], str] = {}
+        self.time_kind: str | None = None
+        self.tz: Any = None
+        self.clock: Any = None  # time of the last released event (or watermark)
+        self.arrived = 0  # events read so far (input positions)
+        self.position = 0  # events released into the stream so far
+        self.seq = 0
+        self.since_sweep = 0
+        self.rejected: list[RejectedEvent] = []
+        self.rejected_count = 0
+
+
+@dataclass
+class _Found:
+    """A completed positive match awaiting negation checks and output."""
+
+    partition: tuple[Any, ...]
+    selections: list[tuple[int, int, Any, Any]]  # (state, position, id, time)
+    vector: tuple[Any, ...]
+    order: tuple[int, int, tuple[int, ...]]
+    bounds: list[tuple[int, int, Any, Any]]
+
+
+class Matcher:
+    """Evaluates one compiled query over a stream pushed to it in time order."""
+
+    def __init__(self, plan: Plan, config: MatcherConfig, state: bytes | None = None) -> None:
+        self.plan = plan
+        self.config = config
+        self.engine = NfaEngine(plan, config.max_runs)
+        self.st: MatcherState = pickle.loads(state) if state else MatcherState(len(plan.states))
+        self.validator = Validator(plan, self.st.learned_kinds)
+        self.trailing = [n for n in plan.negations if n.after is None]
+        self.inner = [n for n in plan.negations if n.after is not None]
+        self.by_type_negations = {n.event_type: [] for n in plan.negations}
+        for n in plan.negations:
+            self.by_type_negations[n.event_type].append(n)
+        self.types = {s.event_type for s in plan.states} | set(self.by_type_negations)
+        self.non_overlap = plan.output is OutputFormat.NON_OVERLAP
+        skip = plan.strategy in (Strategy.SKIP_TILL_NEXT_MATCH, Strategy.SKIP_TILL_ANY_MATCH)
+        self.only_pattern_types = skip
+        self.component_of_state = [s.component for s in plan.states]
+        self.var_of_component = list(plan.positive_vars)
+        self.n_components = len(plan.positive_vars)
+
+    # --- public API ---------------------------------------------------------------
+
+    def push(self, events: Any) -> list[Match]:
+        """Feed events in time order; return the matches that became final."""
+        st = self.st
+        batch = read_batch(events, self.config.fields, self.plan.attributes, st.arrived)
+        out: list[Match] = []
+        columns = [batch.columns[a] for a in self.plan.attributes]
+        for j in range(len(batch)):
+            arrival = st.arrived
+            st.arrived += 1
+            reason = self._time_problem(batch.time_kinds[j])
+            etype = batch.types[j]
+            if reason is None and etype in self.types:
+                reason = self.validator.problem(etype, batch.columns, j)
+            elif reason is None and etype is None:
+                reason = "missing event type"
+            if reason is not None:
+                self._reject(batch.ids[j], None, reason, batch.record(j))
+                continue
+            if st.time_kind is None:
+                st.time_kind, st.tz = batch.time_kinds[j], batch.tz
+            t = batch.times[j]
+            e = (etype, t, batch.ids[j], *(col[j] for col in columns))
+            if st.clock is not None and t < st.clock:
+                self._reject(batch.ids[j], None,
+                             f"late event: time {self._time_out(t)!r} is before the stream's "
+                             f"current time {self._time_out(st.clock)!r}", batch.record(j))
+                continue
+            if self.config.allowed_lateness:
+                st.reorder.push(t, arrival, e)
+                for ready in st.reorder.release(st.reorder.max_seen - self._lateness()):
+                    self._process(ready, out)
+            else:
+                self._process(e, out)
+        return out
+
+    def advance_to(self, time: Any) -> list[Match]:
+        """No event before ``time`` will come: release, decide and prune up to it."""
+        out: list[Match] = []
+        internal = self._time_in(time)
+        for ready in self.st.reorder.release(internal):
+            self._process(ready, out)
+        if self.st.clock is None or internal > self.st.clock:
+            self.st.clock = internal
+        self._decide_pending(internal, out)
+        self._sweep(internal)
+        return out
+
+    def flush(self) -> list[Match]:
+        """End of stream: every held event is processed and every match decided."""
+        out: list[Match] = []
+        for ready in self.st.reorder.release(None):
+            self._process(ready, out)
+        self._decide_pending(NEVER, out, everything=True)
+        return out
+
+    def take_rejected(self) -> list[RejectedEvent]:
+        """The rejected events since the last call."""
+        rejected, self.st.rejected = self.st.rejected, []
+        return rejected
+
+    @property
+    def rejected_count(self) -> int:
+        return self.st.rejected_count
+
+    @property
+    def live_runs(self) -> int:
+        return self.st.nfa.live_runs
+
+    def snapshot(self) -> bytes:
+        """The matcher's whole state; ``Query.matcher(state=...)`` resumes from it."""
+        return pickle.dumps(self.st, protocol=pickle.HIGHEST_PROTOCOL)
+
+    # --- admission --------------------------------------------------------------------
+
+    def _time_problem(self, kind: str) -> str | None:
+        if kind not in ("number", "datetime"):
+            return kind
+        if self.st.time_kind is not None and kind != self.st.time_kind:
+            return f"timestamp is a {kind} but the stream's timestamps are {self.st.time_kind}s"
+        return None
+
+    def _reject(self, event_id: Any, position: int | None, reason: str,
+                record: dict[str, Any]) -> None:
+        self.st.rejected.append(RejectedEvent(event_id, position, reason, record))
+        self.st.rejected_count += 1
+
+    def _scale(self) -> float:
+        return MICROS if self.st.time_kind == "datetime" else 1
+
+    def _window(self) -> float | None:
+        w = self.plan.window
+        return None if w is None else w * self._scale()
+
+    def _lateness(self) -> float:
+        return self.config.allowed_lateness * self._scale()
+
+    def _time_in(self, value: Any) -> Any:
+        internal, _kind = read_time(value)
+        if internal is None:
+            raise TypeError(f"cannot use {value!r} as a time")
+        return internal
+
+    def _time_out(self, value: Any) -> Any:
+        if self.st.time_kind == "datetime":
+            return micros_to_datetime(value, self.st.tz)
+        return value
+
+    # --- the stream ---------------------------------------------------------------
+
+    def _process(self, e: tuple[Any, ...], out: list[Match]) -> None:
+        st = self.st
+        t = e[1]
+        position = st.position
+        st.position += 1
+        st.clock = t
+        window = self._window()
+        if st.pending and st.pending[0][0] < t:
+            self._decide_pending(t, out)
+        st.since_sweep += 1
+        if st.since_sweep >= SWEEP_EVERY:
+            self._sweep(t)
+        etype = e[0]
+        partition = self._partition(e)
+        if partition is not None:
+            completions = self.engine.process(st.nfa, e, position, partition, window)
+            if completions:
+                self._complete(completions, t, out)
+        for negation in self.by_type_negations.get(etype, ()):
+            st.negation.add(negation, partition or (), position, e)
+
+    def _partition(self, e: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The partition whose runs see this event; None when no run can."""
+        plan = self.plan
+        etype = e[0]
+        if not plan.routed:
+            if self.only_pattern_types and etype not in self.types:
+                return None
+            return ()
+        index = plan.key_index.get(etype)
+        if index is None:
+            if self.only_pattern_types or not plan.common_key_index:
+                return None
+            index = plan.common_key_index
+        key = tuple(e[i] for i in index)
+        if any(v is None for v in key):
+            return None
+        return key
+
+    def _complete(self, completions: list[Completion], t: Any, out: list[Match]) -> None:
+        st = self.st
+        window = self._window()
+        touched: set[tuple[Any, ...]] = set()
+        for c in completions:
+            found = self._found(c)
+            if any(violated(n, st.negation, c.partition, found.bounds, c.vector, window,
+                            c.start, t) for n in self.inner):
+                continue
+            decided = not self.trailing
+            if not decided:
+                deadline = NEVER if window is None else c.start + window
+                st.seq += 1
+                _insort(st.pending, (deadline, st.seq, found))
+            if self.non_overlap:
+                st.non_overlap.offer(c.partition, found.order, found, decided)
+                touched.add(c.partition)
+            elif decided:
+                out.append(self._match(found))
+        for partition in touched:
+            released = st.non_overlap.release(partition)
+            out.extend(self._match(f) for f in released)
+            if released and not self.trailing:
+                # every remaining run of this partition started at or before the released
+                # match's end, so none can produce a non-overlapping match any more
+                runs = st.nfa.partitions.pop(partition, [])
+                st.nfa.live_runs -= len(runs)
+
+    def _found(self, c: Completion) -> _Found:
+        selections = self.st.nfa.buffer.retrieve(c.entry, c.label)
+        bounds: list[Any] = [None] * self.n_components
+        for state, position, _id, time in selections:
+            k = self.component_of_state[state]
+            b = bounds[k]
+            bounds[k] = (position, position, time, time) if b is None else (b[0], position, b[2], time)
+        positions = tuple(s[1] for s in selections)
+        order = (positions[-1], positions[0], positions)
+        return _Found(c.partition, selections, c.vector, order, bounds)
+
+    def _decide_pending(self, time: Any, out: list[Match], everything: bool = False) -> None:
+        st = self.st
+        window = self._window()
+        while st.pending and (everything or st.pending[0][0] < time):
+            _, _, found = st.pending.pop(0)
+            first_time = found.selections[0][3]
+            last_time = found.selections[-1][3]
+            accepted = not any(
+                violated(n, st.negation, found.partition, found.bounds, found.vector, window,
+                         first_time, last_time)
+                for n in self.trailing
+            )
+            if self.non_overlap:
+                released = st.non_overlap.decide(found.partition, found, accepted)
+                out.extend(self._match(f) for f in released)
+            elif accepted:
+                out.append(self._match(found))
+
+    def _sweep(self, now: Any) -> None:
+        """Drop expired runs and everything only they could reach (section 5.3)."""
+        st = self.st
+        st.since_sweep = 0
+        window = self._window()
+        nfa = st.nfa
+        if window is not None:
+            for key in list(nfa.partitions):
+                runs = [r for r in nfa.partitions[key] if now - r[2] <= window]
+                nfa.live_runs -= len(nfa.partitions[key]) - len(runs)
+                if runs:
+                    nfa.partitions[key] = runs
+                else:
+                    del nfa.partitions[key]
+            st.negation.prune(now - window)
+        oldest = min(
+            (r[3] for runs in nfa.partitions.values() for r in runs), default=st.position
+        )
+        nfa.buffer.prune(oldest)
+
+    def _match(self, found: _Found) -> Match:
+        plan = self.plan
+        ids: dict[str, list[Any]] = {v: [] for v in plan.positive_vars}
+        positions: dict[str, list[int]] = {v: [] for v in plan.positive_vars}
+        for state, position, event_id, _time in found.selections:
+            var = plan.states[state].var
+            ids[var].append(event_id)
+            positions[var].append(position)
+        returned = {}
+        if plan.returns is not None:
+            returned = dict(zip(plan.return_names, plan.returns(found.vector), strict=True))
+        return Match(
+            variables={v: tuple(x) for v, x in ids.items()},
+            positions={v: tuple(x) for v, x in positions.items()},
+            start=self._time_out(found.selections[0][3]),
+            end=self._time_out(found.selections[-1][3]),
+            partition=found.partition,
+            returned=returned,
+        )
+
+
+def _insort(pending: list[tuple[Any, int, _Found]], item: tuple[Any, int, _Found]) -> None:
+    from bisect import insort
+
+    insort(pending, item, key=lambda x: (x[0], x[1]))
