@@ -156,6 +156,7 @@ def build_plan(
         key_index = {t: tuple(attr_index(a) for a in attrs) for t, attrs in key.by_type.items()}
         common_index = tuple(attr_index(a) for a in key.common)
 
+    kind_groups, group_kinds = _kinds(query)
     window = None
     if query.within is not None:
         window = query.within.seconds if query.within.unit else float(query.within.amount)
@@ -178,7 +179,8 @@ def build_plan(
         returns=returns,
         return_names=tuple(item.alias or _text(item.expr) for item in query.returns),
         required=_required(query, key if routed else None),
-        kinds=_kinds(query),
+        kind_groups=kind_groups,
+        group_kinds=group_kinds,
         positive_vars=tuple(c.var for c in positive),
         kleene_vars=frozenset(c.var for c in positive if c.kleene),
     )
@@ -303,30 +305,64 @@ def _required(query: ast.Query, key: Any) -> dict[str, tuple[str, ...]]:
     return {t: tuple(sorted(a)) for t, a in req.items()}
 
 
-def _kinds(query: ast.Query) -> dict[tuple[str, str], str]:
-    """(type, attribute) -> the kind of value the query text demands, where it shows."""
+def _kinds(query: ast.Query) -> tuple[dict[tuple[str, str], int], dict[int, str]]:
+    """Kind groups of (type, attribute): attributes compared with each other share a
+    group; a group's kind is fixed where the query text shows it (arithmetic, sum/avg,
+    comparison with a literal), otherwise learned from the first event."""
     types = {c.var: c.event_type for c in query.pattern.components}
-    kinds: dict[tuple[str, str], str] = {}
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+    demanded: dict[tuple[str, str], str] = {}
 
-    def mark(node: ast.Expr, kind: str) -> None:
+    def find(x: tuple[str, str]) -> tuple[str, str]:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    def leaves(node: ast.Expr) -> list[tuple[str, str]]:
         if isinstance(node, ast.AttrRef) and node.attr not in codegen.FIXED_FIELDS:
-            kinds.setdefault((types[node.var], node.attr), kind)
-        elif isinstance(node, ast.Aggregate) and node.attr and node.func in (
-            ast.AggFunc.SUM,
-            ast.AggFunc.AVG,
+            return [(types[node.var], node.attr)]
+        if isinstance(node, ast.Aggregate) and node.attr and node.func in (
+            ast.AggFunc.MIN, ast.AggFunc.MAX
         ):
-            kinds.setdefault((types[node.var], node.attr), kind)
+            return [(types[node.var], node.attr)]
+        return []
+
+    def static(node: ast.Expr) -> str | None:
+        if isinstance(node, ast.Literal) and not isinstance(node.value, bool):
+            return "string" if isinstance(node.value, str) else "number"
+        if isinstance(node, ast.Binary) and node.op.is_arithmetic:
+            return "number"
+        if isinstance(node, ast.Unary) and node.op is ast.UnOp.NEG:
+            return "number"
+        if isinstance(node, ast.LenRef):
+            return "number"
+        if isinstance(node, ast.Aggregate) and node.func not in (ast.AggFunc.MIN, ast.AggFunc.MAX):
+            return "number"
+        return None
 
     for node in query.walk():
-        if isinstance(node, ast.Binary) and node.op.is_arithmetic:
-            mark(node.left, "number")
-            mark(node.right, "number")
+        if isinstance(node, ast.Binary) and (node.op.is_arithmetic or node.op.is_comparison):
+            group = leaves(node.left) + leaves(node.right)
+            for other in group[1:]:
+                parent[find(other)] = find(group[0])
+            kind = "number" if node.op.is_arithmetic else static(node.left) or static(node.right)
+            for leaf in group:
+                find(leaf)
+                if kind:
+                    demanded.setdefault(leaf, kind)
         elif isinstance(node, ast.Unary) and node.op is ast.UnOp.NEG:
-            mark(node.operand, "number")
-        elif isinstance(node, ast.Aggregate):
-            mark(node, "number")
-        elif isinstance(node, ast.Binary) and node.op.is_comparison:
-            for side, other in ((node.left, node.right), (node.right, node.left)):
-                if isinstance(other, ast.Literal) and not isinstance(other.value, bool):
-                    mark(side, "string" if isinstance(other.value, str) else "number")
-    return kinds
+            for leaf in leaves(node.operand):
+                demanded.setdefault(find(leaf), "number")
+        elif isinstance(node, ast.Aggregate) and node.attr and static(node) == "number":
+            demanded.setdefault((types[node.var], node.attr), "number")
+            find((types[node.var], node.attr))
+    for ref in query.find(ast.AttrRef):
+        if ref.attr not in codegen.FIXED_FIELDS:
+            find((types[ref.var], ref.attr))
+    roots = sorted({find(x) for x in parent})
+    group_of = {x: roots.index(find(x)) for x in parent}
+    group_kind: dict[int, str] = {}
+    for leaf, kind in demanded.items():
+        group_kind.setdefault(group_of[leaf], kind)
+    return group_of, group_kind

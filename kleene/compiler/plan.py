@@ -77,7 +77,8 @@ class Plan:
     returns: Callable[[StateVector], tuple[Any, ...]] | None
     return_names: tuple[str, ...]
     required: dict[str, tuple[str, ...]]  # event type -> attributes its events must carry
-    kinds: dict[tuple[str, str], str]  # (type, attribute) -> "number" | "string"
+    kind_groups: dict[tuple[str, str], int]  # (type, attribute) -> group of same-kind values
+    group_kinds: dict[int, str]  # group -> "number" | "string", where the query demands it
     positive_vars: tuple[str, ...]
     kleene_vars: frozenset[str]
 

@@ -30,9 +30,10 @@ def value_kind(value: Any) -> str:
 class Validator:
     """Checks one event's fields against what the plan needs."""
 
-    def __init__(self, plan: Plan, learned: dict[tuple[str, str], str]) -> None:
+    def __init__(self, plan: Plan, learned: dict[int, str]) -> None:
         self.required = plan.required
-        self.kinds = plan.kinds
+        self.groups = plan.kind_groups
+        self.demanded = plan.group_kinds
         self.learned = learned
 
     def problem(self, etype: Any, columns: dict[str, list[Any]], j: int) -> str | None:
@@ -44,7 +45,10 @@ class Validator:
             if is_missing(value):
                 return f"missing attribute {attr!r} for event type {etype!r}"
             kind = value_kind(value)
-            expected = self.kinds.get((etype, attr)) or self.learned.setdefault((etype, attr), kind)
+            group = self.groups.get((etype, attr))
+            if group is None:
+                continue
+            expected = self.demanded.get(group) or self.learned.setdefault(group, kind)
             if kind != expected:
                 return (f"attribute {attr!r} of {etype!r} is a {kind} ({value!r}), "
                         f"expected a {expected}")

@@ -45,7 +45,7 @@ class MatcherState:
         self.non_overlap = NonOverlapState()
         self.pending: list[tuple[Any, int, _Found]] = []  # (deadline, seq, match)
         self.reorder = ReorderBuffer()
-        self.learned_kinds: dict[tuple[str, str], str] = {}
+        self.learned_kinds: dict[int, str] = {}
         self.time_kind: str | None = None
         self.tz: Any = None
         self.clock: Any = None  # time of the last released event (or watermark)
@@ -114,10 +114,12 @@ class Matcher:
                 st.time_kind, st.tz = batch.time_kinds[j], batch.tz
             t = batch.times[j]
             e = (etype, t, batch.ids[j], *(col[j] for col in columns))
-            if st.clock is not None and t < st.clock:
+            horizon = self._horizon()
+            if horizon is not None and t < horizon:
                 self._reject(batch.ids[j], None,
                              f"late event: time {self._time_out(t)!r} is before the stream's "
-                             f"current time {self._time_out(st.clock)!r}", batch.record(j))
+                             f"current time {self._time_out(horizon)!r} (minus the allowed "
+                             "lateness)", batch.record(j))
                 continue
             if self.config.allowed_lateness:
                 st.reorder.push(t, arrival, e)
@@ -184,6 +186,15 @@ class Matcher:
     def _window(self) -> float | None:
         w = self.plan.window
         return None if w is None else w * self._scale()
+
+    def _horizon(self) -> Any:
+        """Events before this time are late."""
+        st = self.st
+        seen = st.reorder.max_seen
+        if seen is None or not self.config.allowed_lateness:
+            return st.clock
+        behind = seen - self._lateness()
+        return behind if st.clock is None else max(st.clock, behind)
 
     def _lateness(self) -> float:
         return self.config.allowed_lateness * self._scale()

@@ -1,0 +1,36 @@
+"""Small builders shared by the test suites."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def stream(*specs: str, **attrs: list[Any]) -> list[dict[str, Any]]:
+    """Events from compact specs like ``"a1@1"``: type = its letters capitalized ("a1" -> "A", "shelf2" -> "Shelf"), id = the
+    whole name, timestamp after ``@``. Extra keyword lists give per-event attributes."""
+    events = []
+    for i, spec in enumerate(specs):
+        name, _, time = spec.partition("@")
+        event: dict[str, Any] = {
+            "type": "".join(ch for ch in name if ch.isalpha()).capitalize(),
+            "id": name,
+            "timestamp": float(time) if "." in time else int(time),
+        }
+        for attr, values in attrs.items():
+            event[attr] = values[i]
+        events.append(event)
+    return events
+
+
+def id_sets(matches: Any) -> set[tuple[tuple[str, tuple[Any, ...]], ...]]:
+    """Matches as a set of sorted (variable, ids) tuples, for order-free comparison."""
+    out = set()
+    for m in matches:
+        ids = m.ids() if callable(getattr(m, "ids", None)) else m.ids
+        out.add(tuple(sorted((k, tuple(v)) for k, v in ids.items())))
+    return out
+
+
+def match(**ids: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """One expected match: ``match(a="a1", b=("b1", "b2"))``."""
+    return tuple(sorted((k, v if isinstance(v, tuple) else (v,)) for k, v in ids.items()))
