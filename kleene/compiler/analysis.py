@@ -190,13 +190,28 @@ def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> Partitio
         return x
 
     uniform = _uniform(conjuncts)
+    negated = {c.var for c in pattern.negative}
+    equalities = []
     for expr in conjuncts:
-        if not (isinstance(expr, ast.Binary) and expr.op is ast.BinOp.EQ):
-            continue
-        left = _whole_ref(expr.left, pattern, uniform)
-        right = _whole_ref(expr.right, pattern, uniform)
-        if left and right and left[0] != right[0]:
+        if isinstance(expr, ast.Binary) and expr.op is ast.BinOp.EQ:
+            left = _whole_ref(expr.left, pattern, uniform)
+            right = _whole_ref(expr.right, pattern, uniform)
+            if left and right and left[0] != right[0]:
+                equalities.append((left, right))
+    # Classes are built from equalities between positive variables only: a conjunct that
+    # mentions a negated variable constrains the negation, not the match. A negated
+    # variable then joins a class it is equated with (its candidates can be routed).
+    for var, attr in uniform:
+        if var not in negated:
+            find((var, attr))  # a Kleene array whose elements share attr is keyed by it
+    for left, right in equalities:
+        if left[0] not in negated and right[0] not in negated:
             parent[find(left)] = find(right)
+    for left, right in equalities:
+        if (left[0] in negated) != (right[0] in negated):
+            neg, pos = (left, right) if left[0] in negated else (right, left)
+            if pos in parent:
+                parent[find(neg)] = find(pos)
 
     classes: dict[tuple[str, str], dict[str, str]] = {}
     for node in list(parent):

@@ -64,10 +64,12 @@ def build_plan(
     ]
 
     # Event tuple layout: (type, timestamp, id, *attributes)
-    attributes = sorted(
-        {r.attr for r in query.find(ast.AttrRef) if r.attr not in codegen.FIXED_FIELDS}
-        | _key_attrs(key)
-    )
+    used = {
+        c.var: set().union(*(codegen.event_attrs(x, c.var) for x in exprs), *(
+            codegen.event_attrs(r.expr, c.var) for r in query.returns))
+        for c in pattern.components
+    }
+    attributes = sorted(set().union(*used.values()) | _key_attrs(key))
 
     # Edge contexts; each entry: (state kind, component index, conjunct list)
     edges: list[tuple[str, int, ast.Component, list[ast.Expr], list[ast.Expr]]] = []
@@ -178,7 +180,7 @@ def build_plan(
         common_key_index=common_index,
         returns=returns,
         return_names=tuple(item.alias or _text(item.expr) for item in query.returns),
-        required=_required(query, key if routed else None),
+        required=_required(pattern, used, key if routed else None),
         kind_groups=kind_groups,
         group_kinds=group_kinds,
         positive_vars=tuple(c.var for c in positive),
@@ -294,11 +296,13 @@ def _safe_returns(exprs: list[ast.Expr], ctx: codegen.Context) -> Callable[[Any]
     return lambda V: tuple(f(V) for f in items)
 
 
-def _required(query: ast.Query, key: Any) -> dict[str, tuple[str, ...]]:
+def _required(
+    pattern: ast.Seq, used: dict[str, set[str]], key: Any
+) -> dict[str, tuple[str, ...]]:
     """Attributes each pattern type's events must carry to take part in matching."""
-    req: dict[str, set[str]] = {c.event_type: set() for c in query.pattern.components}
-    for comp in query.pattern.components:
-        req[comp.event_type] |= codegen.event_attrs(query, comp.var)
+    req: dict[str, set[str]] = {c.event_type: set() for c in pattern.components}
+    for comp in pattern.components:
+        req[comp.event_type] |= used[comp.var]
     if key is not None:
         for t, attrs in key.by_type.items():
             req.setdefault(t, set()).update(attrs)

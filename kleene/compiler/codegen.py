@@ -118,13 +118,11 @@ def slots_needed(node: ast.Expr, edge_var: str | None, element: str) -> list[Slo
     return found
 
 
-def event_attrs(node: ast.Expr, var: str) -> set[str]:
+def event_attrs(node: ast.Node, var: str) -> set[str]:
     """Attributes of ``var``'s own event an expression reads (excluding fixed fields)."""
-    return {
-        r.attr
-        for r in node.find(ast.AttrRef)
-        if r.var == var and r.attr not in FIXED_FIELDS
-    }
+    refs = [r.attr for r in node.find(ast.AttrRef) if r.var == var]
+    refs += [a.attr for a in node.find(ast.Aggregate) if a.var == var and a.attr]
+    return {attr for attr in refs if attr not in FIXED_FIELDS}
 
 
 # --- function assembly -------------------------------------------------------------

@@ -1,0 +1,133 @@
+"""Hypothesis strategies for random small streams and random valid queries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+TYPES = ("A", "B", "C", "D")
+ATTRS = ("x", "y")
+OPS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+@st.composite
+def streams(draw: Any, types: tuple[str, ...] = TYPES, max_events: int = 12) -> list[dict[str, Any]]:
+    n = draw(st.integers(0, max_events))
+    events = []
+    time = 0
+    for i in range(n):
+        time += draw(st.integers(0, 3))
+        events.append(
+            {
+                "type": draw(st.sampled_from(types)),
+                "timestamp": time,
+                "id": f"e{i}",
+                "x": draw(st.integers(0, 3)),
+                "y": draw(st.integers(0, 2)),
+            }
+        )
+    return events
+
+
+@st.composite
+def components(draw: Any) -> list[tuple[str, str, bool, bool]]:
+    """(type, var, kleene, negated) tuples with at least one positive component."""
+    n = draw(st.integers(2, 4))
+    n_types = draw(st.integers(2, 4))
+    comps = []
+    for i in range(n):
+        negated = draw(st.booleans()) if n > 2 else False
+        kleene = not negated and draw(st.integers(0, 2)) == 0
+        comps.append((draw(st.sampled_from(TYPES[:n_types])), f"v{i}", kleene, negated))
+    if all(c[3] for c in comps) or sum(not c[3] for c in comps) == 0:
+        comps[0] = (comps[0][0], comps[0][1], False, False)
+    return comps
+
+
+def _component_text(comp: tuple[str, str, bool, bool]) -> str:
+    etype, var, kleene, negated = comp
+    if negated:
+        return f"~({etype} {var})"
+    return f"{etype}+ {var}[]" if kleene else f"{etype} {var}"
+
+
+def _value_ref(draw: Any, comp: tuple[str, str, bool, bool], *, whole: bool) -> str:
+    """A reference to a value of an earlier (or completed) variable."""
+    _, var, kleene, _ = comp
+    attr = draw(st.sampled_from(ATTRS))
+    if not kleene:
+        return f"{var}.{attr}"
+    choices = [f"{var}[1].{attr}"]
+    if whole:
+        choices += [f"{var}[{var}.LEN].{attr}", f"max({var}[].{attr})", f"min({var}[].{attr})",
+                    f"sum({var}[].{attr})", f"{var}.LEN"]
+    return draw(st.sampled_from(choices))
+
+
+@st.composite
+def predicates(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]:
+    preds: list[str] = []
+    positive = [c for c in comps if not c[3]]
+    for _ in range(draw(st.integers(0, 3))):
+        i = draw(st.integers(0, len(comps) - 1))
+        etype, var, kleene, negated = comps[i]
+        earlier = [c for c in positive if comps.index(c) < i]
+        op = draw(st.sampled_from(OPS))
+        attr = draw(st.sampled_from(ATTRS))
+        kind = draw(st.integers(0, 4))
+        if negated:
+            others = [c for c in positive]
+            rhs = _value_ref(draw, draw(st.sampled_from(others)), whole=True) if kind % 2 else str(
+                draw(st.integers(0, 3)))
+            preds.append(f"{var}.{attr} {op} {rhs}")
+        elif kleene:
+            if kind == 0:
+                preds.append(f"{var}[i].{attr} {op} {var}[i-1].{attr}")
+            elif kind == 1:
+                agg = draw(st.sampled_from(("avg", "max", "min", "sum", "count")))
+                preds.append(f"{var}[i].{attr} {op} {agg}({var}[..i-1].{attr})")
+            elif kind == 2 and earlier:
+                preds.append(f"{var}[i].{attr} {op} {_value_ref(draw, draw(st.sampled_from(earlier)), whole=True)}")
+            elif kind == 3:
+                preds.append(f"{_value_ref(draw, comps[i], whole=True)} {op} {draw(st.integers(0, 4))}")
+            else:
+                preds.append(f"{var}[i].{attr} {op} {draw(st.integers(0, 3))}")
+        else:
+            if kind <= 1 and earlier:
+                rhs = _value_ref(draw, draw(st.sampled_from(earlier)), whole=True)
+                if kind == 1:
+                    rhs = f"{rhs} + {draw(st.integers(-1, 1))}"
+                preds.append(f"{var}.{attr} {op} {rhs}")
+            elif kind == 2:
+                preds.append(f"({var}.x + {var}.y) % 2 {op} {draw(st.integers(0, 1))}")
+            else:
+                preds.append(f"{var}.{attr} {op} {draw(st.integers(0, 3))}")
+    if draw(st.integers(0, 3)) == 0:
+        preds.append(f"[{draw(st.sampled_from(ATTRS))}]")
+    return preds
+
+
+@st.composite
+def returns(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]:
+    positive = [c for c in comps if not c[3]]
+    items = []
+    for k in range(draw(st.integers(0, 2))):
+        ref = _value_ref(draw, draw(st.sampled_from(positive)), whole=True)
+        items.append(f"{ref} AS r{k}")
+    return items
+
+
+@st.composite
+def queries(draw: Any) -> str:
+    comps = draw(components())
+    preds = draw(predicates(comps))
+    text = f"PATTERN SEQ({', '.join(_component_text(c) for c in comps)})"
+    text += f"\nWHERE skip_till_any_match {{ {' and '.join(preds)} }}"
+    window = draw(st.one_of(st.none(), st.integers(1, 10)))
+    if window is not None:
+        text += f"\nWITHIN {window}"
+    items = draw(returns(comps))
+    if items:
+        text += "\nRETURN " + ", ".join(items)
+    return text

@@ -1,0 +1,50 @@
+"""The engine against the brute-force oracle on random streams and random queries."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, note
+
+import kleene
+from kleene import oracle
+from kleene.lang import ast, parse
+from tests.property.queries import queries, streams
+
+STRATEGIES = list(ast.Strategy)
+OUTPUTS = list(ast.OutputFormat)
+
+
+def _key(ids: dict[str, tuple[Any, ...]]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    return tuple(sorted((k, tuple(v)) for k, v in ids.items()))
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9)
+    return bool(a == b)
+
+
+def check(text: str, events: list[dict[str, Any]], strategy: ast.Strategy,
+          output: ast.OutputFormat) -> None:
+    note(text)
+    note(repr(events))
+    engine = kleene.compile(text, strategy=strategy, output=output).run(events)
+    expected = oracle.evaluate(parse(text), events, strategy=strategy, output=output)
+    got = {_key(m.ids()): m.values() for m in engine}
+    want = {_key(m.ids): m.values for m in expected}
+    assert len(got) == len(engine), "the engine returned a match twice"
+    assert set(got) == set(want)
+    for key, values in want.items():
+        assert set(got[key]) == set(values)
+        assert all(_same_value(got[key][n], values[n]) for n in values), (got[key], values)
+
+
+@pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.value)
+@given(text=queries(), events=streams())
+def test_engine_equals_oracle(text: str, events: list[dict[str, Any]], strategy: ast.Strategy,
+                              output: ast.OutputFormat) -> None:
+    check(text, events, strategy, output)
