@@ -13,6 +13,8 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
+import numpy as np
+
 from kleene.compiler.plan import Plan
 from kleene.events import is_missing
 
@@ -36,6 +38,36 @@ class Validator:
         self.demanded = plan.group_kinds
         self.learned = learned
 
+    def _learn_from_columns(self, column_kind: dict[str, str | None], present: set[Any]) -> None:
+        """Learn a group's kind when every column of it, for the types present in the
+        batch, holds one kind only: the group's first event then has that kind."""
+        kinds: dict[int, set[str | None]] = {}
+        for (etype, attr), group in self.groups.items():
+            if etype in present and group not in self.demanded and group not in self.learned:
+                kinds.setdefault(group, set()).add(column_kind.get(attr))
+        for group, found in kinds.items():
+            if len(found) == 1 and None not in found:
+                self.learned[group] = found.pop()  # type: ignore[assignment]
+
+    def clean_types(self, columns: dict[str, list[Any]], present: set[Any]) -> set[str]:
+        """Event types whose every event in this batch passes: each required column holds
+        values of one known kind, with nothing missing. Checked column-wise, so the
+        per-event check runs only for the other types."""
+        column_kind = {attr: _column_kind(col) for attr, col in columns.items()}
+        self._learn_from_columns(column_kind, present)
+        clean = set()
+        for etype, attrs in self.required.items():
+            for attr in attrs:
+                kind = column_kind.get(attr)
+                group = self.groups.get((etype, attr))
+                expected = None if group is None else (
+                    self.demanded.get(group) or self.learned.get(group))
+                if kind is None or (group is not None and expected != kind):
+                    break
+            else:
+                clean.add(etype)
+        return clean
+
     def problem(self, etype: Any, columns: dict[str, list[Any]], j: int) -> str | None:
         """The reason to reject event ``j`` of the batch, or None when it is fine."""
         if etype is None:
@@ -53,6 +85,18 @@ class Validator:
                 return (f"attribute {attr!r} of {etype!r} is a {kind} ({value!r}), "
                         f"expected a {expected}")
         return None
+
+
+def _column_kind(column: list[Any]) -> str | None:
+    """"number" or "string" when every value is one and none is missing, else None."""
+    kinds = set(map(type, column))
+    if kinds == {str}:
+        return "string"
+    if kinds and kinds <= {int, float}:
+        if float in kinds and np.isnan(np.asarray(column, dtype=float)).any():
+            return None
+        return "number"
+    return None
 
 
 class ReorderBuffer:

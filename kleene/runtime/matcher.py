@@ -98,12 +98,13 @@ class Matcher:
         batch = read_batch(events, self.config.fields, self.plan.attributes, st.arrived)
         out: list[Match] = []
         columns = [batch.columns[a] for a in self.plan.attributes]
+        clean = self.validator.clean_types(batch.columns, set(batch.types))
         for j in range(len(batch)):
             arrival = st.arrived
             st.arrived += 1
             reason = self._time_problem(batch.time_kinds[j])
             etype = batch.types[j]
-            if reason is None and etype in self.types:
+            if reason is None and etype in self.types and etype not in clean:
                 reason = self.validator.problem(etype, batch.columns, j)
             elif reason is None and etype is None:
                 reason = "missing event type"

@@ -1,0 +1,68 @@
+"""``parse(text) -> Query``: the LALR(1) parser of the SASE+ query language.
+
+The grammar (``grammar.lark``) follows SIGMOD 2008, section 2 and Figure 1, plus the
+flat WHERE form of the SASE query files and the SIGMOD 2014 (section 2.1, Table 1)
+spellings. Lark failures become :class:`~kleene.errors.QuerySyntaxError` in plain words.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+from lark import Lark, Tree
+from lark.exceptions import UnexpectedInput, VisitError
+
+from kleene.errors import QueryError
+from kleene.lang import ast
+from kleene.lang._syntax_errors import syntax_error
+from kleene.lang._transform import AstBuilder
+
+
+@cache
+def _lark() -> Lark:
+    grammar = resources.files("kleene.lang").joinpath("grammar.lark").read_text("utf-8")
+    return Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+def parse_tree(text: str) -> Tree:
+    """The lark parse tree of ``text`` (for debugging and ``kleene explain``)."""
+    try:
+        return _lark().parse(text)
+    except UnexpectedInput as error:
+        raise syntax_error(error, text) from None
+
+
+def parse(text: str) -> ast.Query:
+    """Parses one query into its AST; raises QuerySyntaxError with line and column."""
+    tree = parse_tree(text)
+    try:
+        query = AstBuilder(text).transform(tree)
+    except VisitError as error:
+        if isinstance(error.orig_exc, QueryError):
+            raise error.orig_exc from None
+        raise
+    assert isinstance(query, ast.Query)
+    return query
+
+
+def strategy_var_spans(text: str) -> list[tuple[str, ast.Span]]:
+    """The names of the strategy's variable list with where each is written in ``text``,
+    in text order; empty when the text has no such list or does not parse."""
+    try:
+        tree = _lark().parse(text)
+    except UnexpectedInput:
+        return []
+    found = [
+        (str(node.children[0]), ast.Span(node.meta.line, node.meta.column))
+        for node in tree.find_pred(
+            lambda t: t.data in ("single_strategy_var", "kleene_strategy_var")
+        )
+    ]
+    return sorted(found, key=lambda item: (item[1].line, item[1].column))

@@ -1,0 +1,200 @@
+"""Plain-word syntax errors from lark's parse failures.
+
+Lark reports the terminals the LALR state would accept; this module names them as a
+user would ("a component like 'Stock a'", "an expression like 'a.price'") and builds a
+:class:`~kleene.errors.QuerySyntaxError` with the line, column and query text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from kleene.errors import QuerySyntaxError
+
+_WORDS = {
+    "PATTERN": "PATTERN",
+    "SEQ": "SEQ(...)",
+    "WHERE": "WHERE",
+    "WITHIN": "WITHIN",
+    "RETURN": "RETURN",
+    "OUTPUT": "OUTPUT",
+    "AS": "AS",
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "STRING": "a quoted string",
+    "NEG_MARK": "'~' or '!'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "COMMA": "','",
+    "DOT": "'.'",
+    "DOTDOT": "'..'",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "MUL_OP": "'*', '/' or '%'",
+    "COMPARE": "a comparison such as '=' or '<'",
+    "STRATEGY": "an event selection strategy such as skip_till_next_match",
+    "UNIT": "a time unit (seconds, minutes, hours, days)",
+    "OUTPUT_FORMAT": "ALL or NON-OVERLAP",
+    "I": "'i'",
+    "LEN": "LEN",
+    "AND": "'and'",
+    "OR": "'or'",
+    "NOT": "'not'",
+    "TRUE": "true",
+    "FALSE": "false",
+    "$END": "the end of the query",
+}
+
+_COMPONENT = "a component like 'Stock a' or 'Stock+ a[]'"
+_EXPRESSION = "an expression like 'a.price', 42 or 'avg(a[..i-1].price)'"
+_CONDITION = "a condition like 'a.price > 10' or '[symbol]'"
+_OPERATOR = "an operator like '+', '>' or 'and'"
+_CLAUSE = "a clause (WHERE, WITHIN, RETURN or OUTPUT)"
+
+_UNTERMINATED_COMMENT = "unterminated comment: '/*' has no closing '*/'"
+
+# Strings and comments, so that a '/*' inside a string is not taken for a comment; the
+# last alternative is a '/*' without its '*/'.
+_LEXEMES = re.compile(
+    r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|//[^\n]*|/\*.*?\*/|/\*", re.DOTALL
+)
+
+_EXPRESSION_START = frozenset(
+    {
+        "NUMBER",
+        "STRING",
+        "NAME",
+        "TRUE",
+        "FALSE",
+        "LPAR",
+        "MINUS",
+        "NOT",
+        "LSQB",
+        "AVG",
+        "MIN",
+        "MAX",
+        "SUM",
+        "COUNT",
+    }
+)
+_OPERATORS = frozenset({"PLUS", "MINUS", "MUL_OP", "COMPARE", "AND", "AMPERSANDS", "WEDGE", "OR"})
+_CLAUSES = ("WHERE", "WITHIN", "RETURN", "OUTPUT")
+_AGGREGATES = frozenset({"AVG", "MIN", "MAX", "SUM", "COUNT"})
+
+
+def describe_expected(expected: Collection[str]) -> str:
+    """Names the acceptable terminals of a parser state in plain words."""
+    left = set(expected)
+    phrases: list[str] = []
+    if "I" in left:  # inside a[...]
+        phrases.append("an index: 1, i, i-1 or the variable's LEN as in a[a.LEN]")
+        left -= {"I", "NUMBER", "NAME"}
+    if {"NAME", "NEG_MARK"} <= left:
+        phrases.append(_COMPONENT)
+        left -= {"NAME", "NEG_MARK"}
+    if "NUMBER" in left and "NAME" in left:
+        if "STRATEGY" in left:
+            phrases.append(_WORDS["STRATEGY"])
+            phrases.append(_CONDITION)
+            left.discard("STRATEGY")
+        else:
+            phrases.append(_EXPRESSION)
+        left -= _EXPRESSION_START
+    if {"NUMBER", "MINUS"} <= left:  # WITHIN: a negative amount parses, then fails validation
+        left.discard("MINUS")
+    if "COMPARE" in left or "MUL_OP" in left:
+        phrases.append(_OPERATOR)
+        left -= _OPERATORS
+    if left & _AGGREGATES:
+        phrases.append("an aggregate (avg, min, max, sum, count)")
+        left -= _AGGREGATES
+    if left & {"AND", "AMPERSANDS", "WEDGE"}:
+        phrases.append("'and'")
+        left -= {"AND", "AMPERSANDS", "WEDGE"}
+    clauses = [c for c in _CLAUSES if c in left]
+    if len(clauses) > 1:
+        phrases.append(_CLAUSE)
+        left -= set(clauses)
+    end = "$END" in left
+    left.discard("$END")
+    phrases.extend(sorted(_WORDS.get(name, name) for name in left))
+    if end:
+        phrases.append(_WORDS["$END"])
+    if not phrases:
+        return "something else"
+    if len(phrases) == 1:
+        return phrases[0]
+    return ", ".join(phrases[:-1]) + " or " + phrases[-1]
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    """The line and column just after the last non-blank character of ``text``."""
+    stripped = text.rstrip()
+    if not stripped:
+        return 1, 1
+    lines = stripped.split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+def _unterminated_comment(text: str, before: int) -> tuple[int, int] | None:
+    """Where an unclosed ``/*`` starts, if one starts before offset ``before``."""
+    for found in _LEXEMES.finditer(text):
+        if found.start() > before:
+            return None
+        if found.group() == "/*":
+            start = found.start()
+            line = text.count("\n", 0, start) + 1
+            return line, start - (text.rfind("\n", 0, start) + 1) + 1
+    return None
+
+
+def _unexpected_token(error: UnexpectedToken, text: str) -> tuple[int, int, str]:
+    token = error.token
+    expected = error.accepts or error.expected
+    at = len(text) if token.type == "$END" else token.start_pos or 0
+    comment = _unterminated_comment(text, at)
+    if comment is not None:
+        return comment[0], comment[1], _UNTERMINATED_COMMENT
+    if token.type == "$END":
+        line, column = _end_position(text)
+        return line, column, f"unexpected end of the query: expected {describe_expected(expected)}"
+    line, column = token.line or 1, token.column or 1
+    if token.type == "COMPARE" and "COMPARE" not in expected:
+        return (
+            line,
+            column,
+            (f"unexpected '{token}': comparisons do not chain; write 'a.x < b.x and b.x < c.x'"),
+        )
+    return line, column, f"unexpected '{token}': expected {describe_expected(expected)}"
+
+
+def _unexpected_characters(error: UnexpectedCharacters, text: str) -> tuple[int, int, str]:
+    comment = _unterminated_comment(text, error.pos_in_stream or 0)
+    if comment is not None:
+        return comment[0], comment[1], _UNTERMINATED_COMMENT
+    rest = text[error.pos_in_stream :]
+    if rest[:1] in ("'", '"'):
+        message = "unterminated string: the closing quote is missing on this line"
+    else:
+        message = f"unexpected character {rest[:1]!r}: expected {describe_expected(error.allowed)}"
+    return error.line, error.column, message
+
+
+def syntax_error(error: UnexpectedInput, text: str) -> QuerySyntaxError:
+    """Translates a lark parse failure into a QuerySyntaxError."""
+    if isinstance(error, UnexpectedToken):
+        line, column, message = _unexpected_token(error, text)
+    elif isinstance(error, UnexpectedCharacters):
+        line, column, message = _unexpected_characters(error, text)
+    else:  # UnexpectedEOF: the LALR parser reports the end as an UnexpectedToken instead
+        line, column = _end_position(text)
+        expected = getattr(error, "expected", None) or ()
+        message = f"unexpected end of the query: expected {describe_expected(expected)}"
+    return QuerySyntaxError(message, line=line, column=column, text=text)
