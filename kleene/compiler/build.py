@@ -114,6 +114,10 @@ def build_plan(
 
     states: list[State] = []
     for index, (kind, ci, comp, conds, end) in enumerate(edges):
+        # single-event properties first: they read only the event, so they are cheap and
+        # can be evaluated over a whole batch; relationships read the state vector too
+        properties = [c for c in conds if not codegen.slots_needed(c, comp.var, kind)]
+        conds = properties + [c for c in conds if codegen.slots_needed(c, comp.var, kind)]
         ctx = codegen.Context(comp.var, kind, slot_code, attr_index)
         edge = _edge_function(f"edge_{index}", comp, kind, conds, ctx, layout, attr_index)
         proceed = None
@@ -130,7 +134,8 @@ def build_plan(
                 edge=edge,
                 proceed=proceed,
                 last=ci == len(positive) - 1,
-                edge_text=tuple(_text(c) for c in conds),
+                property_text=tuple(_text(c) for c in properties),
+                edge_text=tuple(_text(c) for c in conds[len(properties):]),
                 proceed_text=tuple(_text(c) for c in end),
             )
         )

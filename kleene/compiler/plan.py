@@ -23,7 +23,9 @@ class State:
 
     ``kind`` is "single" (a singleton state s), "first" (p[1] of a Kleene pair) or
     "rest" (p[i]). ``edge`` is the begin edge (single, first) or the take edge (rest).
-    ``proceed`` is the proceed formula of a rest state (without the peek at the next
+    ``property_text`` and ``edge_text`` split the edge's conjuncts into single-event
+    properties (read only the event) and relationships (read V as well). ``proceed`` is
+    the proceed formula of a rest state (without the peek at the next
     state, which the runtime adds). ``last`` marks the states of the last positive
     component, whose completion reaches F.
     """
@@ -36,7 +38,8 @@ class State:
     edge: EdgeFn
     proceed: Callable[[StateVector], bool] | None
     last: bool
-    edge_text: tuple[str, ...]
+    property_text: tuple[str, ...]  # single-event properties of the begin/take edge
+    edge_text: tuple[str, ...]  # its relationships (they read the state vector)
     proceed_text: tuple[str, ...]
 
     @property

@@ -1,0 +1,87 @@
+"""Compilation to NFA^b: states, conjunct placement, the state vector, partition keys."""
+
+import pytest
+
+import kleene
+
+QUERY3 = """PATTERN SEQ(Stock+ a[], Stock b)
+WHERE skip_till_next_match(a[], b) {
+    [symbol] and a[1].volume > 1000 and a[i].price > avg(a[..i-1].price)
+    and b.volume < 0.8 * a[a.LEN].volume }
+WITHIN 1 hour"""
+
+
+def plan(text, **options):
+    return kleene.compile(text, **options).plan
+
+
+def test_states_follow_the_pattern():
+    p = plan("PATTERN SEQ(A a, B+ b[], ~(D d), C c)")
+    assert [(s.name, s.kind) for s in p.states] == [
+        ("a", "single"), ("b[1]", "first"), ("b[i]", "rest"), ("c", "single")]
+    assert [s.last for s in p.states] == [False, False, False, True]
+    assert [(n.var, n.before, n.after) for n in p.negations] == [("d", 1, 2)]
+
+
+def test_conjuncts_sit_on_the_edge_of_their_last_identifier():
+    p = plan(QUERY3)
+    first, rest, b = p.states
+    assert first.property_text == ("a[1].volume > 1000",)
+    assert rest.edge_text == ("a[i].price > avg(a[..i-1].price)",)
+    assert b.edge_text == ("b.volume < 0.8 * a[a.LEN].volume",)
+    assert rest.proceed_text == ()
+
+
+def test_iterator_predicate_without_previous_also_applies_to_the_first_element():
+    p = plan("PATTERN SEQ(A+ a[], B b) WHERE skip_till_next_match { a[i].x > 3 }")
+    assert p.states[0].property_text == ("a[i].x > 3",)
+    assert p.states[1].property_text == ("a[i].x > 3",)
+
+
+def test_array_end_conditions_go_on_the_proceed_edge():
+    p = plan("PATTERN SEQ(A+ a[], B b) WHERE skip_till_next_match { a.LEN >= 3 }")
+    assert p.states[1].proceed_text == ("a.LEN >= 3",)
+
+
+def test_state_vector_holds_what_later_edges_read():
+    assert plan(QUERY3).layout.describe() == [
+        "sum(a[].price)", "a.LEN", "a[a.LEN].volume"]
+
+
+@pytest.mark.parametrize(
+    "where,key",
+    [
+        ("[symbol]", ("symbol",)),
+        ("a.symbol = b.symbol", ("symbol",)),
+        ("[symbol, venue]", ("symbol", "venue")),
+        ("a.job = b.jid", ("jid|job",)),
+        ("a.symbol = b.symbol or a.x = 1", ()),
+        ("a.symbol = 'X'", ()),
+    ],
+)
+def test_partition_key_inference(where, key):
+    q = kleene.compile(f"PATTERN SEQ(A a, B b) WHERE skip_till_any_match {{ {where} }}")
+    assert q.partition_attributes == key
+
+
+def test_partition_key_needs_every_positive_variable():
+    q = kleene.compile("PATTERN SEQ(A a, B b, C c) WHERE skip_till_any_match { a.k = b.k }")
+    assert q.partition_attributes == ()
+
+
+def test_negated_conjuncts_do_not_make_a_key():
+    q = kleene.compile(
+        "PATTERN SEQ(A a, ~(N n), B b) WHERE skip_till_any_match { a.k = n.k and n.k = b.k }")
+    assert q.partition_attributes == ()
+
+
+def test_strict_contiguity_never_routes_by_key():
+    assert not plan(QUERY3, strategy="strict_contiguity").routed
+    assert plan(QUERY3, strategy="partition_contiguity").routed
+
+
+def test_explain_shows_the_automaton():
+    text = kleene.compile(QUERY3).explain()
+    for needle in ("strategy: skip_till_next_match", "partition key: symbol", "[1] a[i]",
+                   "take -> [1]", "proceed -> [2]", "begin -> F", "window: 3600"):
+        assert needle in text
