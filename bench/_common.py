@@ -41,13 +41,17 @@ def run_isolated(module: str, payload: dict[str, Any]) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
     done = subprocess.run(
         [sys.executable, "-c", code, json.dumps(payload)],
-        capture_output=True, text=True, check=True, env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     """A Markdown table of ``rows`` restricted to ``columns``."""
+
     def fmt(v: Any) -> str:
         if isinstance(v, float):
             return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.3g}"

@@ -30,8 +30,9 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
     import kleene
     from kleene.datagen.stock import generate
 
-    events = generate(events=case["events"], symbols=case["symbols"],
-                      increase_prob=case["p"], seed=case["seed"])
+    events = generate(
+        events=case["events"], symbols=case["symbols"], increase_prob=case["p"], seed=case["seed"]
+    )
     q = kleene.compile(QUERY.format(strategy=case["strategy"], window=case["window"]))
     m = q.matcher()
     start = time.perf_counter()
@@ -42,8 +43,12 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
         peak_runs = max(peak_runs, m.live_runs)
     n_matches += len(m.flush())
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "events_per_s": case["events"] / seconds,
-            "matches": n_matches, "peak_runs": peak_runs}
+    return {
+        "seconds": seconds,
+        "events_per_s": case["events"] / seconds,
+        "matches": n_matches,
+        "peak_runs": peak_runs,
+    }
 
 
 def main() -> None:
@@ -59,19 +64,32 @@ def main() -> None:
     for strategy in ("partition-contiguity", "skip-till-next-match"):
         for p in (0.7, 0.55):
             for window in map(int, args.windows.split(",")):
-                case = {"events": args.events, "symbols": args.symbols, "p": p, "seed": 1,
-                        "strategy": strategy, "window": window}
+                case = {
+                    "events": args.events,
+                    "symbols": args.symbols,
+                    "p": p,
+                    "seed": 1,
+                    "strategy": strategy,
+                    "window": window,
+                }
                 runs = [run_isolated("bench.stock_nfa", case) for _ in range(args.repeat)]
                 row = {**case, **runs[0]}
                 row["events_per_s"] = statistics.median(r["events_per_s"] for r in runs)
                 row["peak_rss_mib"] = max(r["peak_rss_mib"] for r in runs)
                 rows.append(row)
-                print(f"{strategy:22} p={p} W={window:5}: {row['events_per_s']:>10,.0f} ev/s "
-                      f"{row['matches']:>7} matches {row['peak_rss_mib']:.0f} MiB", flush=True)
+                print(
+                    f"{strategy:22} p={p} W={window:5}: {row['events_per_s']:>10,.0f} ev/s "
+                    f"{row['matches']:>7} matches {row['peak_rss_mib']:.0f} MiB",
+                    flush=True,
+                )
     print()
     print(f"machine: {machine()}")
-    print(table(rows, ["strategy", "p", "window", "events_per_s", "matches", "peak_runs",
-                       "peak_rss_mib"]))
+    print(
+        table(
+            rows,
+            ["strategy", "p", "window", "events_per_s", "matches", "peak_runs", "peak_rss_mib"],
+        )
+    )
     _plot(rows, RESULTS / "stock_nfa.png")
 
 
@@ -82,9 +100,12 @@ def _plot(rows: list[dict[str, Any]], path: Any) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for (strategy, p) in sorted({(r["strategy"], r["p"]) for r in rows}):
-        pts = [(r["window"], r["events_per_s"]) for r in rows
-               if r["strategy"] == strategy and r["p"] == p]
+    for strategy, p in sorted({(r["strategy"], r["p"]) for r in rows}):
+        pts = [
+            (r["window"], r["events_per_s"])
+            for r in rows
+            if r["strategy"] == strategy and r["p"] == p
+        ]
         ax.plot(*zip(*pts, strict=True), marker="o", label=f"{strategy}, p={p}")
     ax.set_xlabel("window W")
     ax.set_ylabel("events per second")

@@ -133,7 +133,9 @@ def read_time(value: Any) -> tuple[Any, str]:
     return None, f"timestamp {value!r} is neither a number nor a datetime"
 
 
-def _from_arrow(table: pa.Table, fields: EventFields, attributes: list[str], first: int) -> EventBatch:
+def _from_arrow(
+    table: pa.Table, fields: EventFields, attributes: list[str], first: int
+) -> EventBatch:
     n = table.num_rows
     names = set(table.column_names)
     tz = None
@@ -157,13 +159,13 @@ def _from_arrow(table: pa.Table, fields: EventFields, attributes: list[str], fir
             times, kinds = [r[0] for r in read], [r[1] for r in read]
     else:
         times, kinds = [None] * n, ["missing timestamp"] * n
-    types = table.column(fields.type_field).to_pylist() if fields.type_field in names else [None] * n
+    types = (
+        table.column(fields.type_field).to_pylist() if fields.type_field in names else [None] * n
+    )
     if fields.id_field in names:
         raw_ids = table.column(fields.id_field).to_pylist()
         ids = [first + j if v is None else v for j, v in enumerate(raw_ids)]
     else:
         ids = list(range(first, first + n))
-    columns = {
-        a: (table.column(a).to_pylist() if a in names else [None] * n) for a in attributes
-    }
+    columns = {a: (table.column(a).to_pylist() if a in names else [None] * n) for a in attributes}
     return EventBatch(types, times, kinds, ids, columns, tz, table)

@@ -139,7 +139,7 @@ def _match_order(m: Match) -> tuple[int, int, tuple[int, ...]]:
     return (positions[-1], positions[0], positions)
 
 
-def compile(text: str, **options: Any) -> Query:  # noqa: A001 - mirrors re.compile
+def compile(text: str, **options: Any) -> Query:
     """Compile a query. Options: strategy, output, time_field, type_field, id_field,
     allowed_lateness, max_runs. Raises QuerySyntaxError / QueryError."""
     return Query(text, **options)

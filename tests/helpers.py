@@ -6,8 +6,9 @@ from typing import Any
 
 
 def stream(*specs: str, **attrs: list[Any]) -> list[dict[str, Any]]:
-    """Events from compact specs like ``"a1@1"``: type = its letters capitalized ("a1" -> "A", "shelf2" -> "Shelf"), id = the
-    whole name, timestamp after ``@``. Extra keyword lists give per-event attributes."""
+    """Events from compact specs like ``"a1@1"``: the type is the name's letters
+    capitalized ("a1" -> "A", "shelf2" -> "Shelf"), the id the whole name, the timestamp
+    what follows ``@``. Extra keyword lists give per-event attributes."""
     events = []
     for i, spec in enumerate(specs):
         name, _, time = spec.partition("@")

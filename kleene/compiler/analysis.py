@@ -81,9 +81,7 @@ def place(expr: ast.Expr, pattern: ast.Seq) -> Placement:
     return Placement(last[0], last[1], previous)
 
 
-def expand_equivalence(
-    test: ast.Equivalence, query: ast.Query
-) -> list[ast.Expr]:
+def expand_equivalence(test: ast.Equivalence, query: ast.Query) -> list[ast.Expr]:
     """``[x]`` -> ``v.x = anchor.x`` for every other variable in scope."""
     scope = query.strategy_vars or tuple(c.var for c in query.pattern.components)
     comps = [c for c in query.pattern.components if c.var in scope]
@@ -131,8 +129,10 @@ class PartitionKey:
     @property
     def names(self) -> tuple[str, ...]:
         """One display name per key attribute."""
-        return tuple(self.common) if self.common else tuple(
-            "|".join(sorted(set(cls.values()))) for cls in self.attrs
+        return (
+            tuple(self.common)
+            if self.common
+            else tuple("|".join(sorted(set(cls.values()))) for cls in self.attrs)
         )
 
     def covers(self, var: str) -> bool:
@@ -152,8 +152,10 @@ def _uniform(conjuncts: list[ast.Expr]) -> set[tuple[str, str]]:
                 and left.var == right.var
                 and left.attr == right.attr
                 and {left.index, right.index}
-                in ({ast.IndexKind.CURRENT, ast.IndexKind.FIRST},
-                    {ast.IndexKind.CURRENT, ast.IndexKind.PREVIOUS})
+                in (
+                    {ast.IndexKind.CURRENT, ast.IndexKind.FIRST},
+                    {ast.IndexKind.CURRENT, ast.IndexKind.PREVIOUS},
+                )
             ):
                 out.add((left.var, left.attr))
     return out
@@ -241,8 +243,10 @@ def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> Partitio
     keyed.sort(key=lambda cls: sorted(cls.items()))
     types = {c.event_type for c in pattern.components}
     by_type_tuple = {
-        t: tuple(cls[next(c.var for c in pattern.components if c.event_type == t and c.var in cls)]
-                 for cls in keyed)
+        t: tuple(
+            cls[next(c.var for c in pattern.components if c.event_type == t and c.var in cls)]
+            for cls in keyed
+        )
         for t in types
         if all(any(c.event_type == t and c.var in cls for c in pattern.components) for cls in keyed)
     }
@@ -262,6 +266,4 @@ def is_key_equality(expr: ast.Expr, key: PartitionKey | None, pattern: ast.Seq) 
     right = _whole_ref(expr.right, pattern, every)
     if not (left and right):
         return False
-    return any(
-        cls.get(left[0]) == left[1] and cls.get(right[0]) == right[1] for cls in key.attrs
-    )
+    return any(cls.get(left[0]) == left[1] and cls.get(right[0]) == right[1] for cls in key.attrs)

@@ -65,8 +65,10 @@ def build_plan(
 
     # Event tuple layout: (type, timestamp, id, *attributes)
     used = {
-        c.var: set().union(*(codegen.event_attrs(x, c.var) for x in exprs), *(
-            codegen.event_attrs(r.expr, c.var) for r in query.returns))
+        c.var: set().union(
+            *(codegen.event_attrs(x, c.var) for x in exprs),
+            *(codegen.event_attrs(r.expr, c.var) for r in query.returns),
+        )
         for c in pattern.components
     }
     attributes = sorted(set().union(*used.values()) | _key_attrs(key))
@@ -74,7 +76,9 @@ def build_plan(
     # Edge contexts; each entry: (state kind, component index, conjunct list)
     edges: list[tuple[str, int, ast.Component, list[ast.Expr], list[ast.Expr]]] = []
     for ci, comp in enumerate(positive):
-        placed = [c for c in conjuncts if c.placement.negated is None and c.placement.component == ci]
+        placed = [
+            c for c in conjuncts if c.placement.negated is None and c.placement.component == ci
+        ]
         live = [c for c in placed if not c.key_equality]
         first = [c.expr for c in live if c.placement.phase is Phase.FIRST]
         each = [c.expr for c in live if c.placement.phase is Phase.EACH]
@@ -82,8 +86,11 @@ def build_plan(
         if not comp.kleene:
             edges.append(("single", ci, comp, first + each, []))
         else:
-            at_first = first + [c.expr for c in live if c.placement.phase is Phase.EACH
-                                and not c.placement.needs_previous]
+            at_first = first + [
+                c.expr
+                for c in live
+                if c.placement.phase is Phase.EACH and not c.placement.needs_previous
+            ]
             edges.append(("first", ci, comp, at_first, []))
             edges.append(("rest", ci, comp, each, end))
 
@@ -135,7 +142,7 @@ def build_plan(
                 proceed=proceed,
                 last=ci == len(positive) - 1,
                 property_text=tuple(_text(c) for c in properties),
-                edge_text=tuple(_text(c) for c in conds[len(properties):]),
+                edge_text=tuple(_text(c) for c in conds[len(properties) :]),
                 proceed_text=tuple(_text(c) for c in end),
             )
         )
@@ -214,7 +221,11 @@ def _edge_function(
     if update is None:
         lines.append("    return V")
     else:
-        lines += ["    try:", f"        return {update}", f"    except {codegen.CAUGHT}: return None"]
+        lines += [
+            "    try:",
+            f"        return {update}",
+            f"    except {codegen.CAUGHT}: return None",
+        ]
     return codegen.build("\n".join(lines) + "\n", name)
 
 
@@ -301,9 +312,7 @@ def _safe_returns(exprs: list[ast.Expr], ctx: codegen.Context) -> Callable[[Any]
     return lambda V: tuple(f(V) for f in items)
 
 
-def _required(
-    pattern: ast.Seq, used: dict[str, set[str]], key: Any
-) -> dict[str, tuple[str, ...]]:
+def _required(pattern: ast.Seq, used: dict[str, set[str]], key: Any) -> dict[str, tuple[str, ...]]:
     """Attributes each pattern type's events must carry to take part in matching."""
     req: dict[str, set[str]] = {c.event_type: set() for c in pattern.components}
     for comp in pattern.components:
@@ -331,8 +340,10 @@ def _kinds(query: ast.Query) -> tuple[dict[tuple[str, str], int], dict[int, str]
     def leaves(node: ast.Expr) -> list[tuple[str, str]]:
         if isinstance(node, ast.AttrRef) and node.attr not in codegen.FIXED_FIELDS:
             return [(types[node.var], node.attr)]
-        if isinstance(node, ast.Aggregate) and node.attr and node.func in (
-            ast.AggFunc.MIN, ast.AggFunc.MAX
+        if (
+            isinstance(node, ast.Aggregate)
+            and node.attr
+            and node.func in (ast.AggFunc.MIN, ast.AggFunc.MAX)
         ):
             return [(types[node.var], node.attr)]
         return []

@@ -144,4 +144,4 @@ def build(source: str, name: str, namespace: dict[str, Any] | None = None) -> Ca
     exec(compile(source, f"<kleene:{name}>", "exec"), scope)
     fn = scope[name]
     fn.__kleene_source__ = source
-    return fn  # type: ignore[no-any-return]
+    return fn

@@ -60,8 +60,9 @@ class Validator:
             for attr in attrs:
                 kind = column_kind.get(attr)
                 group = self.groups.get((etype, attr))
-                expected = None if group is None else (
-                    self.demanded.get(group) or self.learned.get(group))
+                expected = (
+                    None if group is None else (self.demanded.get(group) or self.learned.get(group))
+                )
                 if kind is None or (group is not None and expected != kind):
                     break
             else:
@@ -82,13 +83,15 @@ class Validator:
                 continue
             expected = self.demanded.get(group) or self.learned.setdefault(group, kind)
             if kind != expected:
-                return (f"attribute {attr!r} of {etype!r} is a {kind} ({value!r}), "
-                        f"expected a {expected}")
+                return (
+                    f"attribute {attr!r} of {etype!r} is a {kind} ({value!r}), "
+                    f"expected a {expected}"
+                )
         return None
 
 
 def _column_kind(column: list[Any]) -> str | None:
-    """"number" or "string" when every value is one and none is missing, else None."""
+    """ "number" or "string" when every value is one and none is missing, else None."""
     kinds = set(map(type, column))
     if kinds == {str}:
         return "string"

@@ -13,10 +13,10 @@ than the window are dropped. A cap on live runs raises :class:`RunLimitError`.
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from kleene.compiler.plan import Plan
+from kleene.compiler.plan import Negation, Plan
 from kleene.events import MICROS, EventFields, micros_to_datetime, read_batch, read_time
 from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
@@ -31,7 +31,7 @@ NEVER = float("inf")
 
 @dataclass(frozen=True)
 class MatcherConfig:
-    fields: EventFields = EventFields()
+    fields: EventFields = field(default_factory=EventFields)
     allowed_lateness: float = 0
     max_runs: int = 1_000_000
 
@@ -79,7 +79,9 @@ class Matcher:
         self.validator = Validator(plan, self.st.learned_kinds)
         self.trailing = [n for n in plan.negations if n.after is None]
         self.inner = [n for n in plan.negations if n.after is not None]
-        self.by_type_negations = {n.event_type: [] for n in plan.negations}
+        self.by_type_negations: dict[str, list[Negation]] = {
+            n.event_type: [] for n in plan.negations
+        }
         for n in plan.negations:
             self.by_type_negations[n.event_type].append(n)
         self.types = {s.event_type for s in plan.states} | set(self.by_type_negations)
@@ -117,10 +119,14 @@ class Matcher:
             e = (etype, t, batch.ids[j], *(col[j] for col in columns))
             horizon = self._horizon()
             if horizon is not None and t < horizon:
-                self._reject(batch.ids[j], None,
-                             f"late event: time {self._time_out(t)!r} is before the stream's "
-                             f"current time {self._time_out(horizon)!r} (minus the allowed "
-                             "lateness)", batch.record(j))
+                self._reject(
+                    batch.ids[j],
+                    None,
+                    f"late event: time {self._time_out(t)!r} is before the stream's "
+                    f"current time {self._time_out(horizon)!r} (minus the allowed "
+                    "lateness)",
+                    batch.record(j),
+                )
                 continue
             if self.config.allowed_lateness:
                 st.reorder.push(t, arrival, e)
@@ -176,8 +182,9 @@ class Matcher:
             return f"timestamp is a {kind} but the stream's timestamps are {self.st.time_kind}s"
         return None
 
-    def _reject(self, event_id: Any, position: int | None, reason: str,
-                record: dict[str, Any]) -> None:
+    def _reject(
+        self, event_id: Any, position: int | None, reason: str, record: dict[str, Any]
+    ) -> None:
         self.st.rejected.append(RejectedEvent(event_id, position, reason, record))
         self.st.rejected_count += 1
 
@@ -258,8 +265,10 @@ class Matcher:
         touched: set[tuple[Any, ...]] = set()
         for c in completions:
             found = self._found(c)
-            if any(violated(n, st.negation, c.partition, found.bounds, c.vector, window,
-                            c.start, t) for n in self.inner):
+            if any(
+                violated(n, st.negation, c.partition, found.bounds, c.vector, window, c.start, t)
+                for n in self.inner
+            ):
                 continue
             decided = not self.trailing
             if not decided:
@@ -286,7 +295,9 @@ class Matcher:
         for state, position, _id, time in selections:
             k = self.component_of_state[state]
             b = bounds[k]
-            bounds[k] = (position, position, time, time) if b is None else (b[0], position, b[2], time)
+            bounds[k] = (
+                (position, position, time, time) if b is None else (b[0], position, b[2], time)
+            )
         positions = tuple(s[1] for s in selections)
         order = (positions[-1], positions[0], positions)
         return _Found(c.partition, selections, c.vector, order, bounds)
@@ -299,8 +310,16 @@ class Matcher:
             first_time = found.selections[0][3]
             last_time = found.selections[-1][3]
             accepted = not any(
-                violated(n, st.negation, found.partition, found.bounds, found.vector, window,
-                         first_time, last_time)
+                violated(
+                    n,
+                    st.negation,
+                    found.partition,
+                    found.bounds,
+                    found.vector,
+                    window,
+                    first_time,
+                    last_time,
+                )
                 for n in self.trailing
             )
             if self.non_overlap:
@@ -324,9 +343,7 @@ class Matcher:
                 else:
                     del nfa.partitions[key]
             st.negation.prune(now - window)
-        oldest = min(
-            (r[3] for runs in nfa.partitions.values() for r in runs), default=st.position
-        )
+        oldest = min((r[3] for runs in nfa.partitions.values() for r in runs), default=st.position)
         nfa.buffer.prune(oldest)
 
     def _match(self, found: _Found) -> Match:

@@ -48,8 +48,9 @@ class NegationState:
     def __init__(self) -> None:
         self.lists: dict[tuple[str, tuple[Any, ...]], CandidateList] = {}
 
-    def add(self, negation: Negation, partition: tuple[Any, ...], position: int,
-            e: tuple[Any, ...]) -> None:
+    def add(
+        self, negation: Negation, partition: tuple[Any, ...], position: int, e: tuple[Any, ...]
+    ) -> None:
         key = (negation.var, partition if negation.keyed else ())
         self.lists.setdefault(key, CandidateList()).add(position, e)
 
@@ -82,9 +83,7 @@ def violated(
     low = bounds[negation.before][1] if negation.before is not None else -1
     high = bounds[negation.after][0] if negation.after is not None else 1 << 62
     for e in lst.between(low, high):
-        if window is not None and (
-            max(last_time, e[1]) - min(first_time, e[1]) > window
-        ):
+        if window is not None and (max(last_time, e[1]) - min(first_time, e[1]) > window):
             continue
         if negation.check(e, vector):
             return True

@@ -21,8 +21,7 @@ class NonOverlapState:
         self.candidates: dict[tuple[Any, ...], list[list[Any]]] = {}
         self.last_end: dict[tuple[Any, ...], int] = {}
 
-    def offer(self, partition: tuple[Any, ...], order: Order, payload: Any,
-              decided: bool) -> None:
+    def offer(self, partition: tuple[Any, ...], order: Order, payload: Any, decided: bool) -> None:
         """Add a candidate (decided now, or pending a trailing negation); call
         :meth:`release` once all candidates of the current event are offered."""
         self.candidates.setdefault(partition, []).append([order, decided, decided, payload])

@@ -18,7 +18,11 @@ def plan(text, **options):
 def test_states_follow_the_pattern():
     p = plan("PATTERN SEQ(A a, B+ b[], ~(D d), C c)")
     assert [(s.name, s.kind) for s in p.states] == [
-        ("a", "single"), ("b[1]", "first"), ("b[i]", "rest"), ("c", "single")]
+        ("a", "single"),
+        ("b[1]", "first"),
+        ("b[i]", "rest"),
+        ("c", "single"),
+    ]
     assert [s.last for s in p.states] == [False, False, False, True]
     assert [(n.var, n.before, n.after) for n in p.negations] == [("d", 1, 2)]
 
@@ -44,8 +48,7 @@ def test_array_end_conditions_go_on_the_proceed_edge():
 
 
 def test_state_vector_holds_what_later_edges_read():
-    assert plan(QUERY3).layout.describe() == [
-        "sum(a[].price)", "a.LEN", "a[a.LEN].volume"]
+    assert plan(QUERY3).layout.describe() == ["sum(a[].price)", "a.LEN", "a[a.LEN].volume"]
 
 
 @pytest.mark.parametrize(
@@ -71,7 +74,8 @@ def test_partition_key_needs_every_positive_variable():
 
 def test_negated_conjuncts_do_not_make_a_key():
     q = kleene.compile(
-        "PATTERN SEQ(A a, ~(N n), B b) WHERE skip_till_any_match { a.k = n.k and n.k = b.k }")
+        "PATTERN SEQ(A a, ~(N n), B b) WHERE skip_till_any_match { a.k = n.k and n.k = b.k }"
+    )
     assert q.partition_attributes == ()
 
 
@@ -82,6 +86,13 @@ def test_strict_contiguity_never_routes_by_key():
 
 def test_explain_shows_the_automaton():
     text = kleene.compile(QUERY3).explain()
-    for needle in ("strategy: skip_till_next_match", "partition key: symbol", "[1] a[i]",
-                   "take -> [1]", "proceed -> [2]", "begin -> F", "window: 3600"):
+    for needle in (
+        "strategy: skip_till_next_match",
+        "partition key: symbol",
+        "[1] a[i]",
+        "take -> [1]",
+        "proceed -> [2]",
+        "begin -> F",
+        "window: 3600",
+    ):
         assert needle in text

@@ -12,7 +12,9 @@ OPS = ("=", "!=", "<", "<=", ">", ">=")
 
 
 @st.composite
-def streams(draw: Any, types: tuple[str, ...] = TYPES, max_events: int = 12) -> list[dict[str, Any]]:
+def streams(
+    draw: Any, types: tuple[str, ...] = TYPES, max_events: int = 12
+) -> list[dict[str, Any]]:
     n = draw(st.integers(0, max_events))
     events = []
     time = 0
@@ -60,8 +62,13 @@ def _value_ref(draw: Any, comp: tuple[str, str, bool, bool], *, whole: bool) -> 
         return f"{var}.{attr}"
     choices = [f"{var}[1].{attr}"]
     if whole:
-        choices += [f"{var}[{var}.LEN].{attr}", f"max({var}[].{attr})", f"min({var}[].{attr})",
-                    f"sum({var}[].{attr})", f"{var}.LEN"]
+        choices += [
+            f"{var}[{var}.LEN].{attr}",
+            f"max({var}[].{attr})",
+            f"min({var}[].{attr})",
+            f"sum({var}[].{attr})",
+            f"{var}.LEN",
+        ]
     return draw(st.sampled_from(choices))
 
 
@@ -71,15 +78,18 @@ def predicates(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]
     positive = [c for c in comps if not c[3]]
     for _ in range(draw(st.integers(0, 3))):
         i = draw(st.integers(0, len(comps) - 1))
-        etype, var, kleene, negated = comps[i]
+        _, var, kleene, negated = comps[i]
         earlier = [c for c in positive if comps.index(c) < i]
         op = draw(st.sampled_from(OPS))
         attr = draw(st.sampled_from(ATTRS))
         kind = draw(st.integers(0, 4))
         if negated:
             others = [c for c in positive]
-            rhs = _value_ref(draw, draw(st.sampled_from(others)), whole=True) if kind % 2 else str(
-                draw(st.integers(0, 3)))
+            rhs = (
+                _value_ref(draw, draw(st.sampled_from(others)), whole=True)
+                if kind % 2
+                else str(draw(st.integers(0, 3)))
+            )
             preds.append(f"{var}.{attr} {op} {rhs}")
         elif kleene:
             if kind == 0:
@@ -88,9 +98,12 @@ def predicates(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]
                 agg = draw(st.sampled_from(("avg", "max", "min", "sum", "count")))
                 preds.append(f"{var}[i].{attr} {op} {agg}({var}[..i-1].{attr})")
             elif kind == 2 and earlier:
-                preds.append(f"{var}[i].{attr} {op} {_value_ref(draw, draw(st.sampled_from(earlier)), whole=True)}")
+                other = _value_ref(draw, draw(st.sampled_from(earlier)), whole=True)
+                preds.append(f"{var}[i].{attr} {op} {other}")
             elif kind == 3:
-                preds.append(f"{_value_ref(draw, comps[i], whole=True)} {op} {draw(st.integers(0, 4))}")
+                preds.append(
+                    f"{_value_ref(draw, comps[i], whole=True)} {op} {draw(st.integers(0, 4))}"
+                )
             else:
                 preds.append(f"{var}[i].{attr} {op} {draw(st.integers(0, 3))}")
         else:

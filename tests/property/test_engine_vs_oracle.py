@@ -27,8 +27,9 @@ def _same_value(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def check(text: str, events: list[dict[str, Any]], strategy: ast.Strategy,
-          output: ast.OutputFormat) -> None:
+def check(
+    text: str, events: list[dict[str, Any]], strategy: ast.Strategy, output: ast.OutputFormat
+) -> None:
     note(text)
     note(repr(events))
     engine = kleene.compile(text, strategy=strategy, output=output).run(events)
@@ -45,6 +46,7 @@ def check(text: str, events: list[dict[str, Any]], strategy: ast.Strategy,
 @pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
 @pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.value)
 @given(text=queries(), events=streams())
-def test_engine_equals_oracle(text: str, events: list[dict[str, Any]], strategy: ast.Strategy,
-                              output: ast.OutputFormat) -> None:
+def test_engine_equals_oracle(
+    text: str, events: list[dict[str, Any]], strategy: ast.Strategy, output: ast.OutputFormat
+) -> None:
     check(text, events, strategy, output)

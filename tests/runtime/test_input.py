@@ -29,7 +29,10 @@ def test_ids_default_to_input_positions():
 
 
 def test_custom_field_names():
-    events = [{"kind": "A", "at": 1, "key": "x", "v": 1}, {"kind": "B", "at": 2, "key": "y", "v": 2}]
+    events = [
+        {"kind": "A", "at": 1, "key": "x", "v": 1},
+        {"kind": "B", "at": 2, "key": "y", "v": 2},
+    ]
     q = kleene.compile(PAIR, type_field="kind", time_field="at", id_field="key")
     assert [m.ids() for m in q.run(events)] == [{"a": ("x",), "b": ("y",)}]
 
@@ -114,7 +117,9 @@ def test_event_later_than_the_lateness_is_rejected():
 
 def test_snapshot_and_resume_give_the_same_matches():
     events = stream("a1@1", "a2@2", "b1@5", "b2@6", "b3@7", v=[1, 2, 3, 0, 4])
-    q = kleene.compile("PATTERN SEQ(A a, B+ b[]) WHERE skip_till_any_match { b[i].v > a.v } WITHIN 10")
+    q = kleene.compile(
+        "PATTERN SEQ(A a, B+ b[]) WHERE skip_till_any_match { b[i].v > a.v } WITHIN 10"
+    )
     whole = id_sets(q.run(events))
     first = q.matcher()
     got = first.push(events[:3])

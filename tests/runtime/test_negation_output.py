@@ -15,8 +15,14 @@ SHOPLIFT = (
 
 
 def test_figure1_query1_shoplifting():
-    events = stream("shelf1@0", "shelf2@10", "register1@20", "exit1@30", "exit2@40",
-                    tag=["x", "y", "y", "x", "y"])
+    events = stream(
+        "shelf1@0",
+        "shelf2@10",
+        "register1@20",
+        "exit1@30",
+        "exit2@40",
+        tag=["x", "y", "y", "x", "y"],
+    )
     # item x left without paying; item y was registered between its shelf and exit reads
     assert run(SHOPLIFT, events) == {match(a="shelf1", c="exit1")}
 
@@ -88,7 +94,5 @@ def test_non_overlap_with_trailing_negation_waits_for_decisions():
     events = stream("a1@0", "b1@1", "a2@2", "b2@3", "c1@5")
     text = "PATTERN SEQ(A a, B b, ~(C c)) WHERE skip_till_any_match { } WITHIN 4"
     # (a1,b1) is killed by c1@5? no: 5 - 0 > 4. (a2,b2): c1@5 within 4 of a2@2 -> dropped
-    assert run(text, events, output="all") == {
-        match(a="a1", b="b1"), match(a="a1", b="b2")
-    }
+    assert run(text, events, output="all") == {match(a="a1", b="b1"), match(a="a1", b="b2")}
     assert run(text, events, output="non_overlap") == {match(a="a1", b="b1")}

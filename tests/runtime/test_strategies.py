@@ -29,9 +29,7 @@ def test_figure3_skip_till_next_match_takes_every_relevant_event():
 
 def test_figure3_skip_till_any_match_gives_six_matches():
     assert run(SEQ_ABC, FIGURE3, strategy="skip_till_any_match") == {
-        match(a=a, b=b, c="c1")
-        for a in ("a1", "a2")
-        for b in (("b1",), ("b2",), ("b1", "b2"))
+        match(a=a, b=b, c="c1") for a in ("a1", "a2") for b in (("b1",), ("b2",), ("b1", "b2"))
     }
 
 
@@ -104,6 +102,11 @@ def test_return_values_and_kleene_aggregates():
         "RETURN a.v, avg(b[].v) AS mean, max(b[].v), b.LEN, b[b.LEN].timestamp"
     )
     (m,) = kleene.compile(text).run(events)
-    assert m.values() == {"a.v": 7, "mean": 3.0, "max(b[].v)": 4, "b.LEN": 2,
-                          "b[b.LEN].timestamp": 3}
+    assert m.values() == {
+        "a.v": 7,
+        "mean": 3.0,
+        "max(b[].v)": 4,
+        "b.LEN": 2,
+        "b[b.LEN].timestamp": 3,
+    }
     assert (m.start, m.end) == (1, 4)

@@ -122,8 +122,20 @@ class NfaEngine:
             return
         st.next_digit += 1
         version = (st.next_digit,)
-        run = self._select(st, first, vector, e, position, e[1], position, None, None, version,
-                           partition, completed)
+        run = self._select(
+            st,
+            first,
+            vector,
+            e,
+            position,
+            e[1],
+            position,
+            None,
+            None,
+            version,
+            partition,
+            completed,
+        )
         if run is not None:
             st.partitions.setdefault(partition, []).append(run)
             st.live_runs += 1
@@ -176,8 +188,20 @@ class NfaEngine:
         if moved is not None:
             child_version = version if state.kind == "rest" else self._append(st, version)
             stays = state.kind == "rest"
-            child = self._select(st, state, moved, e, position, start, start_position, entry,
-                                 label, child_version, partition, completed)
+            child = self._select(
+                st,
+                state,
+                moved,
+                e,
+                position,
+                start,
+                start_position,
+                entry,
+                label,
+                child_version,
+                partition,
+                completed,
+            )
             if child is not None:
                 out.append(child)
         if state.kind == "rest" and not state.last:
@@ -187,9 +211,20 @@ class NfaEngine:
                 nxt = self.states[index + 1]
                 begun = nxt.edge(e, vector)  # step 6: peek at the next begin edge
                 if begun is not None:
-                    child = self._select(st, nxt, begun, e, position, start, start_position,
-                                         entry, label, self._append(st, version), partition,
-                                         completed)
+                    child = self._select(
+                        st,
+                        nxt,
+                        begun,
+                        e,
+                        position,
+                        start,
+                        start_position,
+                        entry,
+                        label,
+                        self._append(st, version),
+                        partition,
+                        completed,
+                    )
                     if child is not None:
                         out.append(child)
         if self.ignore_always or (self.ignore_if_unmatched and moved is None):
