@@ -50,6 +50,7 @@ class Query:
         id_field: str = "id",
         allowed_lateness: float = 0,
         max_runs: int = DEFAULT_MAX_RUNS,
+        engine: str = "nfa",
     ) -> None:
         if allowed_lateness < 0:
             raise ValueError("allowed_lateness must be >= 0")
@@ -68,6 +69,7 @@ class Query:
             fields=EventFields(type_field, time_field, id_field),
             allowed_lateness=allowed_lateness,
             max_runs=max_runs,
+            engine=engine,
         )
 
     # --- facts about the query ----------------------------------------------------

@@ -139,39 +139,49 @@ class PartitionKey:
         return all(var in cls for cls in self.attrs)
 
 
-def _uniform(conjuncts: list[ast.Expr]) -> set[tuple[str, str]]:
-    """Kleene attributes equal across all elements: ``a[i].x = a[1].x`` or
-    ``a[i].x = a[i-1].x`` (as an equivalence test expands)."""
-    out = set()
-    for expr in conjuncts:
-        if isinstance(expr, ast.Binary) and expr.op is ast.BinOp.EQ:
-            left, right = expr.left, expr.right
-            if (
-                isinstance(left, ast.AttrRef)
-                and isinstance(right, ast.AttrRef)
-                and left.var == right.var
-                and left.attr == right.attr
-                and {left.index, right.index}
-                in (
-                    {ast.IndexKind.CURRENT, ast.IndexKind.FIRST},
-                    {ast.IndexKind.CURRENT, ast.IndexKind.PREVIOUS},
-                )
+def _uniform(conjuncts: list[ast.Expr], pattern: ast.Seq) -> set[tuple[str, str]]:
+    """Kleene attributes equal across all elements: ``a[i].x`` equated with ``a[1].x``
+    or ``a[i-1].x`` (as an equivalence test expands), or with a value that does not vary
+    with i (another variable's whole value)."""
+    out: set[tuple[str, str]] = set()
+    pairs = [
+        (e.left, e.right)
+        for e in conjuncts
+        if isinstance(e, ast.Binary)
+        and e.op is ast.BinOp.EQ
+        and isinstance(e.left, ast.AttrRef)
+        and isinstance(e.right, ast.AttrRef)
+    ]
+    changed = True
+    while changed:
+        changed = False
+        for left, right in pairs + [(r, left) for left, r in pairs]:
+            if left.index is not ast.IndexKind.CURRENT or (left.var, left.attr) in out:
+                continue
+            same = left.var == right.var and left.attr == right.attr
+            if (same and right.index in (ast.IndexKind.FIRST, ast.IndexKind.PREVIOUS)) or (
+                not same and left.var != right.var and _whole_ref(right, pattern, out)
             ):
                 out.add((left.var, left.attr))
+                changed = True
     return out
 
 
 def _whole_ref(
     node: ast.Expr, pattern: ast.Seq, uniform: set[tuple[str, str]]
 ) -> tuple[str, str] | None:
-    """``v.x`` of a single variable, ``a[i].x`` of a Kleene one, or ``a[1].x`` when all
-    of a's elements share x: a value every element of the variable carries."""
+    """``v.x`` of a single variable, ``a[i].x`` of a Kleene one, or ``a[1].x`` /
+    ``a[a.LEN].x`` when all of a's elements share x: a value every element carries."""
     if not isinstance(node, ast.AttrRef):
         return None
     comp = pattern.component(node.var)
     if comp is None:
         return None
-    if comp.kleene and node.index is ast.IndexKind.FIRST and (node.var, node.attr) in uniform:
+    if (
+        comp.kleene
+        and node.index in (ast.IndexKind.FIRST, ast.IndexKind.LAST)
+        and (node.var, node.attr) in uniform
+    ):
         return node.var, node.attr
     if comp.kleene and node.index is not ast.IndexKind.CURRENT:
         return None
@@ -191,7 +201,7 @@ def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> Partitio
             x = parent[x]
         return x
 
-    uniform = _uniform(conjuncts)
+    uniform = _uniform(conjuncts, pattern)
     negated = {c.var for c in pattern.negative}
     equalities = []
     for expr in conjuncts:
@@ -219,9 +229,8 @@ def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> Partitio
     for node in list(parent):
         classes.setdefault(find(node), {})
         cls = classes[find(node)]
-        if node[0] in cls and cls[node[0]] != node[1]:
-            continue  # two attributes of one variable: keep the first, still equal
-        cls.setdefault(node[0], node[1])
+        # two attributes of one variable in a class are equal: use the first by name
+        cls[node[0]] = min(cls.get(node[0], node[1]), node[1])
 
     positive = [c for c in pattern.positive]
     keyed = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kleene.compiler import codegen
+from kleene.compiler import cnf, codegen
 from kleene.compiler.analysis import (
     Conjunct,
     Phase,
@@ -29,20 +29,14 @@ from kleene.lang import expr_to_text as _text
 
 
 def conjuncts_of(query: ast.Query) -> list[ast.Expr]:
-    """WHERE as a flat CNF-style list: equivalence tests expanded, top-level ANDs split."""
+    """WHERE as CNF clauses, equivalence tests expanded (section 3.2, step 2)."""
     out: list[ast.Expr] = []
     for expr in query.where:
         if isinstance(expr, ast.Equivalence):
             out.extend(expand_equivalence(expr, query))
         else:
-            out.extend(_split_and(expr))
+            out.extend(cnf.clauses(expr))
     return out
-
-
-def _split_and(expr: ast.Expr) -> list[ast.Expr]:
-    if isinstance(expr, ast.Binary) and expr.op is ast.BinOp.AND:
-        return _split_and(expr.left) + _split_and(expr.right)
-    return [expr]
 
 
 def build_plan(
@@ -96,11 +90,13 @@ def build_plan(
 
     # Gather the slots every formula reads, then lay out V.
     needed: list[Slot] = []
+    read_at: list[list[Slot]] = []  # per state: the slots its edges read
     for kind, _ci, comp, conds, end in edges:
-        for cond in conds:
-            needed += codegen.slots_needed(cond, comp.var, kind)
-        for cond in end:
-            needed += codegen.slots_needed(cond, None, "rest")
+        reads = [s for cond in conds for s in codegen.slots_needed(cond, comp.var, kind)]
+        reads += [s for cond in end for s in codegen.slots_needed(cond, None, "rest")]
+        read_at.append(reads)
+        needed += reads
+    edge_slots = len(needed)
     negated_conjuncts = {
         comp.var: [c.expr for c in conjuncts if c.placement.negated == comp.var]
         for comp in pattern.negative
@@ -112,6 +108,15 @@ def build_plan(
     for expr in return_exprs:
         needed += codegen.slots_needed(expr, None, "rest")
     layout = SlotLayout(tuple(dict.fromkeys(needed)))
+    # Merge masks (section 5.2.2): what a state and its successors still read, plus
+    # what RETURN and the negation checks read from the final vector.
+    final_reads = {layout.index(s) for s in needed[edge_slots:]}
+    masks: list[tuple[int, ...]] = []
+    later: set[int] = set(final_reads)
+    for reads in reversed(read_at):
+        later |= {layout.index(s) for s in reads}
+        masks.append(tuple(sorted(later)))
+    masks.reverse()
 
     def attr_index(attr: str) -> int:
         return 3 + attributes.index(attr)
@@ -195,6 +200,7 @@ def build_plan(
         required=_required(pattern, used, key if routed else None),
         kind_groups=kind_groups,
         group_kinds=group_kinds,
+        merge_masks=tuple(masks),
         positive_vars=tuple(c.var for c in positive),
         kleene_vars=frozenset(c.var for c in positive if c.kleene),
     )

@@ -82,6 +82,7 @@ class Plan:
     required: dict[str, tuple[str, ...]]  # event type -> attributes its events must carry
     kind_groups: dict[tuple[str, str], int]  # (type, attribute) -> group of same-kind values
     group_kinds: dict[int, str]  # group -> "number" | "string", where the query demands it
+    merge_masks: tuple[tuple[int, ...], ...]  # per state: V columns it and later states read
     positive_vars: tuple[str, ...]
     kleene_vars: frozenset[str]
 

@@ -22,7 +22,8 @@ from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.ingest import ReorderBuffer, Validator
 from kleene.runtime.negation import NegationState, violated
-from kleene.runtime.nfa.engine import Completion, NfaEngine, NfaState
+from kleene.runtime.core import Completion, Core
+from kleene.runtime.nfa.engine import NfaEngine
 from kleene.runtime.output import NonOverlapState
 
 SWEEP_EVERY = 4096
@@ -34,13 +35,14 @@ class MatcherConfig:
     fields: EventFields = field(default_factory=EventFields)
     allowed_lateness: float = 0
     max_runs: int = 1_000_000
+    engine: str = "nfa"  # "nfa" (basic algorithm), "merge" (with run merging), ...
 
 
 class MatcherState:
     """Everything a matcher remembers between events."""
 
-    def __init__(self, n_states: int) -> None:
-        self.nfa = NfaState(n_states)
+    def __init__(self, core: Core) -> None:
+        self.core = core.new_state()
         self.negation = NegationState()
         self.non_overlap = NonOverlapState()
         self.pending: list[tuple[Any, int, _Found]] = []  # (deadline, seq, match)
@@ -64,7 +66,7 @@ class _Found:
     partition: tuple[Any, ...]
     selections: list[tuple[int, int, Any, Any]]  # (state, position, id, time)
     vector: tuple[Any, ...]
-    order: tuple[int, int, tuple[int, ...]]
+    order: tuple[Any, ...]
     bounds: list[tuple[int, int, Any, Any]]
 
 
@@ -74,8 +76,8 @@ class Matcher:
     def __init__(self, plan: Plan, config: MatcherConfig, state: bytes | None = None) -> None:
         self.plan = plan
         self.config = config
-        self.engine = NfaEngine(plan, config.max_runs)
-        self.st: MatcherState = pickle.loads(state) if state else MatcherState(len(plan.states))
+        self.engine = make_core(plan, config)
+        self.st: MatcherState = pickle.loads(state) if state else MatcherState(self.engine)
         self.validator = Validator(plan, self.st.learned_kinds)
         self.trailing = [n for n in plan.negations if n.after is None]
         self.inner = [n for n in plan.negations if n.after is not None]
@@ -167,7 +169,7 @@ class Matcher:
 
     @property
     def live_runs(self) -> int:
-        return self.st.nfa.live_runs
+        return self.engine.live_runs(self.st.core)
 
     def snapshot(self) -> bytes:
         """The matcher's whole state; ``Query.matcher(state=...)`` resumes from it."""
@@ -235,7 +237,7 @@ class Matcher:
         etype = e[0]
         partition = self._partition(e)
         if partition is not None:
-            completions = self.engine.process(st.nfa, e, position, partition, window)
+            completions = self.engine.process(st.core, e, position, partition, window)
             if completions:
                 self._complete(completions, t, out)
         for negation in self.by_type_negations.get(etype, ()):
@@ -265,14 +267,15 @@ class Matcher:
         touched: set[tuple[Any, ...]] = set()
         for c in completions:
             found = self._found(c)
+            start = c.selections[0][3]
             if any(
-                violated(n, st.negation, c.partition, found.bounds, c.vector, window, c.start, t)
+                violated(n, st.negation, c.partition, found.bounds, c.vector, window, start, t)
                 for n in self.inner
             ):
                 continue
             decided = not self.trailing
             if not decided:
-                deadline = NEVER if window is None else c.start + window
+                deadline = NEVER if window is None else start + window
                 st.seq += 1
                 _insort(st.pending, (deadline, st.seq, found))
             if self.non_overlap:
@@ -286,11 +289,10 @@ class Matcher:
             if released and not self.trailing:
                 # every remaining run of this partition started at or before the released
                 # match's end, so none can produce a non-overlapping match any more
-                runs = st.nfa.partitions.pop(partition, [])
-                st.nfa.live_runs -= len(runs)
+                self.engine.drop_partition(st.core, partition)
 
     def _found(self, c: Completion) -> _Found:
-        selections = self.st.nfa.buffer.retrieve(c.entry, c.label)
+        selections = c.selections
         bounds: list[Any] = [None] * self.n_components
         for state, position, _id, time in selections:
             k = self.component_of_state[state]
@@ -299,7 +301,10 @@ class Matcher:
                 (position, position, time, time) if b is None else (b[0], position, b[2], time)
             )
         positions = tuple(s[1] for s in selections)
-        order = (positions[-1], positions[0], positions)
+        per_component: list[list[int]] = [[] for _ in range(self.n_components)]
+        for state, position, _id, _time in selections:
+            per_component[self.component_of_state[state]].append(position)
+        order = (positions[-1], positions[0], positions, tuple(map(tuple, per_component)))
         return _Found(c.partition, selections, c.vector, order, bounds)
 
     def _decide_pending(self, time: Any, out: list[Match], everything: bool = False) -> None:
@@ -333,18 +338,9 @@ class Matcher:
         st = self.st
         st.since_sweep = 0
         window = self._window()
-        nfa = st.nfa
+        self.engine.sweep(st.core, now, window)
         if window is not None:
-            for key in list(nfa.partitions):
-                runs = [r for r in nfa.partitions[key] if now - r[2] <= window]
-                nfa.live_runs -= len(nfa.partitions[key]) - len(runs)
-                if runs:
-                    nfa.partitions[key] = runs
-                else:
-                    del nfa.partitions[key]
             st.negation.prune(now - window)
-        oldest = min((r[3] for runs in nfa.partitions.values() for r in runs), default=st.position)
-        nfa.buffer.prune(oldest)
 
     def _match(self, found: _Found) -> Match:
         plan = self.plan
@@ -371,3 +367,10 @@ def _insort(pending: list[tuple[Any, int, _Found]], item: tuple[Any, int, _Found
     from bisect import insort
 
     insort(pending, item, key=lambda x: (x[0], x[1]))
+
+
+def make_core(plan: Plan, config: MatcherConfig) -> Core:
+    """The evaluation core the configuration names."""
+    if config.engine in ("nfa", "merge"):
+        return NfaEngine(plan, config.max_runs, merge=config.engine == "merge")
+    raise ValueError(f"unknown engine {config.engine!r}")

@@ -1,6 +1,7 @@
 """The non-overlap output format (SIGMOD 2008, sections 2 and 5.2.1).
 
-Per partition, matches are ordered by (last position, first position, positions); the
+Per partition, matches are ordered by (last position, first position, positions, then
+each variable's positions in pattern order to tell apart selections of the same events); the
 first is output and every match starting at or before its last position is dropped.
 Matches arrive in order of their last event, except those held back by a trailing
 negation, so a candidate is released only when no undecided candidate precedes it.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-Order = tuple[int, int, tuple[int, ...]]
+Order = tuple[Any, ...]  # (last position, first position, positions, per variable)
 
 
 class NonOverlapState:

@@ -28,25 +28,37 @@ def _same_value(a: Any, b: Any) -> bool:
 
 
 def check(
-    text: str, events: list[dict[str, Any]], strategy: ast.Strategy, output: ast.OutputFormat
+    text: str,
+    events: list[dict[str, Any]],
+    strategy: ast.Strategy,
+    output: ast.OutputFormat,
+    engine: str = "nfa",
 ) -> None:
     note(text)
     note(repr(events))
-    engine = kleene.compile(text, strategy=strategy, output=output).run(events)
+    found = kleene.compile(text, strategy=strategy, output=output, engine=engine).run(events)
     expected = oracle.evaluate(parse(text), events, strategy=strategy, output=output)
-    got = {_key(m.ids()): m.values() for m in engine}
+    got = {_key(m.ids()): m.values() for m in found}
     want = {_key(m.ids): m.values for m in expected}
-    assert len(got) == len(engine), "the engine returned a match twice"
+    assert len(got) == len(found), "the engine returned a match twice"
     assert set(got) == set(want)
     for key, values in want.items():
         assert set(got[key]) == set(values)
         assert all(_same_value(got[key][n], values[n]) for n in values), (got[key], values)
 
 
+ENGINES = ["nfa", "merge"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
 @pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.value)
 @given(text=queries(), events=streams())
 def test_engine_equals_oracle(
-    text: str, events: list[dict[str, Any]], strategy: ast.Strategy, output: ast.OutputFormat
+    text: str,
+    events: list[dict[str, Any]],
+    strategy: ast.Strategy,
+    output: ast.OutputFormat,
+    engine: str,
 ) -> None:
-    check(text, events, strategy, output)
+    check(text, events, strategy, output, engine)

@@ -5,7 +5,9 @@ however many runs selected it. Every selection adds a *versioned pointer* to the
 labelled with the selecting run's Dewey version number, it points to the run's previous
 entry. Because a run's version changes when it splits or moves on, each pointer also
 records the version under which its predecessor pointer was written, so retrieval
-follows exactly one chain: the versioned view that is the run's match.
+follows exactly one chain: the versioned view that is the run's match. A run merged
+from several (section 5.2.2) points to each member's previous entry; retrieval then
+yields one chain per member.
 
 Dewey numbers (section 5.1): a run started by the k-th initiation has version ``(k,)``;
 a run that moves to the next state appends a digit, a run that splits off at the same
@@ -25,7 +27,8 @@ from typing import Any
 
 Version = tuple[int, ...]
 EntryKey = tuple[int, int]  # (state index, event position)
-Pointer = tuple[EntryKey | None, Version | None]
+# the latest selection(s) of a run: (entry, the label its pointer has, start time)
+Origins = tuple[tuple[EntryKey, Version, Any], ...]
 
 
 def compatible(version: Version, ancestor: Version) -> bool:
@@ -44,7 +47,7 @@ class SharedVersionedBuffer:
     __slots__ = ("entries", "stacks")
 
     def __init__(self, n_states: int) -> None:
-        # entry -> [event id, timestamp, {version: (predecessor entry, its version)}]
+        # entry -> [event id, timestamp, {version: origins of the selection before it}]
         self.entries: dict[EntryKey, list[Any]] = {}
         self.stacks: list[deque[int]] = [deque() for _ in range(n_states)]
 
@@ -55,29 +58,42 @@ class SharedVersionedBuffer:
         event_id: Any,
         time: Any,
         version: Version,
-        previous: EntryKey | None,
-        previous_version: Version | None,
+        previous: Origins,
     ) -> EntryKey:
-        """Record that the run ``version`` selected this event at ``state``."""
+        """Record that the run ``version`` selected this event at ``state``;
+        ``previous`` points to the run's earlier selection (several for a merged run,
+        none for a run's first event)."""
         key = (state, position)
         entry = self.entries.get(key)
         if entry is None:
             entry = [event_id, time, {}]
             self.entries[key] = entry
             self.stacks[state].append(position)
-        entry[2][version] = (previous, previous_version)
+        entry[2][version] = previous
         return key
 
-    def retrieve(self, last: EntryKey, version: Version) -> list[tuple[int, int, Any, Any]]:
-        """The run's selections as (state, position, id, time), oldest first."""
+    def retrieve(self, origins: Origins) -> list[list[tuple[int, int, Any, Any]]]:
+        """Every match the pointers lead to, each as (state, position, id, time)
+        selections in order: one for a plain run, one per member for a merged run."""
         out = []
-        key: EntryKey | None = last
-        v: Version | None = version
-        while key is not None:
-            entry = self.entries[key]
-            out.append((key[0], key[1], entry[0], entry[1]))
-            key, v = entry[2][v]
-        out.reverse()
+        # each stack item: (entry, label, the selections after it as a linked list)
+        stack: list[tuple[EntryKey, Version, Any]] = [(k, v, None) for k, v, _ in origins]
+        while stack:
+            key, label, suffix = stack.pop()
+            while True:
+                entry = self.entries[key]
+                suffix = ((key[0], key[1], entry[0], entry[1]), suffix)
+                previous = entry[2][label]
+                if not previous:
+                    break
+                for other in previous[1:]:
+                    stack.append((other[0], other[1], suffix))
+                key, label = previous[0][0], previous[0][1]
+            selections = []
+            while suffix is not None:
+                selections.append(suffix[0])
+                suffix = suffix[1]
+            out.append(selections)
         return out
 
     def prune(self, oldest_position: int) -> None:

@@ -1,15 +1,23 @@
-"""NFA^b execution with multiple runs: the basic algorithm (SIGMOD 2008, section 5.2.1).
+"""NFA^b execution with multiple runs (SIGMOD 2008, section 5.2).
 
-A run is a tuple ``(state, V, start time, start position, last entry, its label,
-version)``: its automaton state, its computation-state vector, the time and position of
-its first event, the pointer to its most recent selection in the shared buffer, and its
-Dewey version. Runs are indexed by partition (the inferred key) so an event only visits
-the runs of its own partition; without a key there is one partition.
+The basic algorithm (5.2.1): a run is a tuple ``(state, V, start time, start position,
+origins, version)`` — its automaton state, its computation-state vector, the time of its
+first event (the youngest one for a merged run), the oldest position it may still read
+from the buffer, the buffer pointers of its latest selection, and its Dewey version.
+Runs are indexed by partition (the inferred key) so an event only visits the runs of
+its own partition; without a key there is one partition.
 
 For each event every run evaluates the edges of its state: begin (or take), proceed
 (peeking at the next state's begin edge, step 6 of section 3.2) and ignore (by strategy,
 step 3). A run follows every edge that holds (splitting if several do) and dies if none
 does or if the event lies beyond the window (step 5: the window is on every edge).
+
+Merging equivalent runs (5.2.2): two runs in the same state whose computation states
+agree on every column that the state and its successors still read (the state's mask)
+select the same events from now on, so they continue as one run. The combined run keeps
+the youngest start time (so it expires only when all its members have) and the buffer
+pointers of every member, so match construction still yields each member's match; a
+member whose first event has left the window by then is not reported.
 """
 
 from __future__ import annotations
@@ -19,31 +27,11 @@ from typing import Any
 from kleene.compiler.plan import Plan, State
 from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
-from kleene.runtime.nfa.buffer import EntryKey, SharedVersionedBuffer, Version
+from kleene.runtime.core import Completion
+from kleene.runtime.nfa.buffer import Origins, SharedVersionedBuffer, Version
 
-Run = tuple[int, tuple[Any, ...], Any, int, EntryKey, Version, Version]
-
-
-class Completion:
-    """A run that reached F: where to read its match, and its final state vector."""
-
-    __slots__ = ("entry", "label", "partition", "start", "start_position", "vector")
-
-    def __init__(
-        self,
-        entry: EntryKey,
-        label: Version,
-        vector: tuple[Any, ...],
-        start: Any,
-        start_position: int,
-        partition: tuple[Any, ...],
-    ) -> None:
-        self.entry = entry
-        self.label = label
-        self.vector = vector
-        self.start = start
-        self.start_position = start_position
-        self.partition = partition
+# (state, V, start time, start position, origins, version)
+Run = tuple[int, tuple[Any, ...], Any, int, Origins, Version]
 
 
 class NfaState:
@@ -54,15 +42,18 @@ class NfaState:
         self.buffer = SharedVersionedBuffer(n_states)
         self.next_digit = 0
         self.live_runs = 0
+        self.merged = 0  # runs folded into others so far
 
 
 class NfaEngine:
     """Evaluates one compiled plan over ordered events (no state of its own)."""
 
-    def __init__(self, plan: Plan, max_runs: int) -> None:
+    def __init__(self, plan: Plan, max_runs: int, *, merge: bool = False) -> None:
         self.plan = plan
         self.states = plan.states
         self.max_runs = max_runs
+        self.merge = merge
+        self.masks = plan.merge_masks
         self.initial = plan.initial_vector
         strategy = plan.strategy
         # ignore formulas (section 3.2, step 3); partition contiguity routes events so a
@@ -70,10 +61,12 @@ class NfaEngine:
         self.ignore_always = strategy is Strategy.SKIP_TILL_ANY_MATCH
         self.ignore_if_unmatched = strategy is Strategy.SKIP_TILL_NEXT_MATCH
         self.first_type = self.states[0].event_type
-        self.types = {s.event_type for s in self.states}
 
     def new_state(self) -> NfaState:
         return NfaState(len(self.states))
+
+    def live_runs(self, st: NfaState) -> int:
+        return st.live_runs
 
     def process(
         self,
@@ -87,58 +80,72 @@ class NfaEngine:
         completed: list[Completion] = []
         runs = st.partitions.get(partition)
         t = e[1]
+        survivors: list[Run] = []
         if runs:
-            survivors: list[Run] = []
             for run in runs:
                 if window is not None and t - run[2] > window:
                     continue
-                self._advance(st, run, e, position, partition, survivors, completed)
-            if survivors:
-                st.partitions[partition] = survivors
-            else:
-                del st.partitions[partition]
-            st.live_runs += len(survivors) - len(runs)
+                self._advance(st, run, e, position, window, survivors, completed)
+            st.live_runs -= len(runs)
         if e[0] == self.first_type:
-            self._start(st, e, position, partition, completed)
+            self._start(st, e, position, window, survivors, completed)
+        if self.merge and len(survivors) > 1:
+            survivors = self._merge(st, survivors)
+        if survivors:
+            st.partitions[partition] = survivors
+        elif runs:
+            del st.partitions[partition]
+        st.live_runs += len(survivors)
         if st.live_runs > self.max_runs:
             raise RunLimitError(
                 f"more than {self.max_runs} live runs after event {e[2]!r}: the pattern is "
                 "too permissive for this stream; narrow the window, use a stricter selection "
                 "strategy, or raise max_runs"
             )
-        return completed
+        if completed:
+            return [Completion(partition, sel, vec) for sel, vec in completed]
+        return []
+
+    def sweep(self, st: NfaState, now: Any, window: float | None) -> None:
+        if window is not None:
+            for key in list(st.partitions):
+                runs = st.partitions[key]
+                alive = [r for r in runs if now - r[2] <= window]
+                st.live_runs -= len(runs) - len(alive)
+                if alive:
+                    st.partitions[key] = alive
+                else:
+                    del st.partitions[key]
+        oldest = min(
+            (r[3] for runs in st.partitions.values() for r in runs), default=1 << 62
+        )
+        st.buffer.prune(oldest)
+
+    def drop_partition(self, st: NfaState, partition: tuple[Any, ...]) -> None:
+        st.live_runs -= len(st.partitions.pop(partition, ()))
+
+    # --- moves ----------------------------------------------------------------------
 
     def _start(
         self,
         st: NfaState,
         e: tuple[Any, ...],
         position: int,
-        partition: tuple[Any, ...],
-        completed: list[Completion],
+        window: float | None,
+        out: list[Run],
+        completed: list[tuple[Any, tuple[Any, ...]]],
     ) -> None:
         first = self.states[0]
         vector = first.edge(e, self.initial)
         if vector is None:
             return
         st.next_digit += 1
-        version = (st.next_digit,)
         run = self._select(
-            st,
-            first,
-            vector,
-            e,
-            position,
-            e[1],
-            position,
-            None,
-            None,
-            version,
-            partition,
+            st, first, vector, e, position, e[1], position, (), (st.next_digit,), window,
             completed,
         )
         if run is not None:
-            st.partitions.setdefault(partition, []).append(run)
-            st.live_runs += 1
+            out.append(run)
 
     def _select(
         self,
@@ -149,27 +156,40 @@ class NfaEngine:
         position: int,
         start: Any,
         start_position: int,
-        entry: EntryKey | None,
-        label: Version | None,
+        origins: Origins,
         version: Version,
-        partition: tuple[Any, ...],
-        completed: list[Completion],
+        window: float | None,
+        completed: list[tuple[Any, tuple[Any, ...]]],
     ) -> Run | None:
         """Write the event into the buffer at ``state`` and return the resulting run
         (None when it reached F from a singleton state)."""
-        key = st.buffer.add(state.index, position, e[2], e[1], version, entry, label)
+        key = st.buffer.add(state.index, position, e[2], e[1], version, origins)
+        now = ((key, version, start),)
         if state.kind == "single":
             if state.last:
-                completed.append(Completion(key, version, vector, start, start_position, partition))
+                self._complete(st, now, e[1], window, vector, completed)
                 return None
-            return (state.index + 1, vector, start, start_position, key, version, version)
+            return (state.index + 1, vector, start, start_position, now, version)
         rest = state.index if state.kind == "rest" else state.index + 1
         if state.last:
             proceed = self.states[rest].proceed
             assert proceed is not None
             if proceed(vector):  # epsilon proceed edge to F
-                completed.append(Completion(key, version, vector, start, start_position, partition))
-        return (rest, vector, start, start_position, key, version, version)
+                self._complete(st, now, e[1], window, vector, completed)
+        return (rest, vector, start, start_position, now, version)
+
+    def _complete(
+        self,
+        st: NfaState,
+        origins: Origins,
+        end: Any,
+        window: float | None,
+        vector: tuple[Any, ...],
+        completed: list[tuple[Any, tuple[Any, ...]]],
+    ) -> None:
+        for selections in st.buffer.retrieve(origins):
+            if window is None or end - selections[0][3] <= window:
+                completed.append((selections, vector))
 
     def _advance(
         self,
@@ -177,30 +197,19 @@ class NfaEngine:
         run: Run,
         e: tuple[Any, ...],
         position: int,
-        partition: tuple[Any, ...],
+        window: float | None,
         out: list[Run],
-        completed: list[Completion],
+        completed: list[tuple[Any, tuple[Any, ...]]],
     ) -> None:
-        index, vector, start, start_position, entry, label, version = run
+        index, vector, start, start_position, origins, version = run
         state = self.states[index]
         stays = False
         moved = state.edge(e, vector)  # begin or take
         if moved is not None:
-            child_version = version if state.kind == "rest" else self._append(st, version)
             stays = state.kind == "rest"
             child = self._select(
-                st,
-                state,
-                moved,
-                e,
-                position,
-                start,
-                start_position,
-                entry,
-                label,
-                child_version,
-                partition,
-                completed,
+                st, state, moved, e, position, start, start_position, origins,
+                version if stays else self._append(st, version), window, completed,
             )
             if child is not None:
                 out.append(child)
@@ -212,24 +221,41 @@ class NfaEngine:
                 begun = nxt.edge(e, vector)  # step 6: peek at the next begin edge
                 if begun is not None:
                     child = self._select(
-                        st,
-                        nxt,
-                        begun,
-                        e,
-                        position,
-                        start,
-                        start_position,
-                        entry,
-                        label,
-                        self._append(st, version),
-                        partition,
-                        completed,
+                        st, nxt, begun, e, position, start, start_position, origins,
+                        self._append(st, version), window, completed,
                     )
                     if child is not None:
                         out.append(child)
         if self.ignore_always or (self.ignore_if_unmatched and moved is None):
             child_version = self._split(st, version) if stays else version
-            out.append((index, vector, start, start_position, entry, label, child_version))
+            out.append((index, vector, start, start_position, origins, child_version))
+
+    def _merge(self, st: NfaState, runs: list[Run]) -> list[Run]:
+        """Fold runs with equal state and equal masked vectors into one (5.2.2)."""
+        groups: dict[tuple[Any, ...], list[Run]] = {}
+        for run in runs:
+            mask = self.masks[run[0]]
+            vector = run[1]
+            key = (run[0], *(vector[i] for i in mask))
+            groups.setdefault(key, []).append(run)
+        if len(groups) == len(runs):
+            return runs
+        merged = []
+        for group in groups.values():
+            if len(group) == 1:
+                merged.append(group[0])
+                continue
+            first = group[0]
+            merged.append((
+                first[0],
+                first[1],
+                max(r[2] for r in group),
+                min(r[3] for r in group),
+                tuple(o for r in group for o in r[4]),
+                first[5],
+            ))
+            st.merged += len(group) - 1
+        return merged
 
     @staticmethod
     def _append(st: NfaState, version: Version) -> Version:

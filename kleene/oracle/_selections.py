@@ -1,0 +1,84 @@
+"""Valid selections by exhaustive enumeration (docs/semantics.md, "Matches of the
+positive pattern"): under skip till any match every valid selection is a match
+(SIGMOD 2008, section 2; SIGMOD 2014, section 4, Figure 3, S3).
+
+A selection gives every positive variable events of its type — one to a single
+variable, one or more to a Kleene variable — with strictly increasing positions in
+pattern order. It is valid when every conjunct over positive variables holds (with the
+iterator rule) and, with WITHIN W, its last time minus its first time is at most W.
+
+The enumeration tries every such assignment. Two cuts keep it small without changing
+its result: an event more than W after the selection's first event cannot join it, and
+a conjunct is checked as soon as every variable it mentions has all its events (its
+value cannot change afterwards). :func:`is_valid` is the definition itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import combinations, pairwise
+
+from kleene.oracle._analysis import Plan, Selection
+from kleene.oracle._stream import Event
+
+
+def is_valid(plan: Plan, selection: Selection) -> bool:
+    """The definition of a valid selection, checked on a complete selection."""
+    if len(selection) != len(plan.positive):
+        return False
+    for component, chosen in zip(plan.positive, selection, strict=True):
+        if not chosen or (not component.kleene and len(chosen) != 1):
+            return False
+        if any(e.type != component.event_type for e in chosen):
+            return False
+    events = [e for chosen in selection for e in chosen]
+    if any(a.position >= b.position for a, b in pairwise(events)):
+        return False
+    if not plan.within(events[0], events[-1]):
+        return False
+    scope = plan.scope(selection)
+    return all(c.holds(scope) for c in plan.conjuncts)
+
+
+def _settled(plan: Plan, selection: Selection) -> bool:
+    """The conjuncts whose last identifier belongs to the component just completed hold."""
+    scope = plan.scope(selection)
+    completed = len(selection) - 1
+    return all(
+        c.holds(scope)
+        for c in plan.conjuncts
+        if c.location is not None and c.location[0] == completed
+    )
+
+
+def _choices(plan: Plan, stream: tuple[Event, ...], selection: Selection) -> Iterator[Selection]:
+    component = plan.positive[len(selection)]
+    after = selection[-1][-1].position if selection else -1
+    candidates = [
+        e
+        for e in stream
+        if e.position > after
+        and e.type == component.event_type
+        and (not selection or plan.within(selection[0][0], e))
+    ]
+    sizes = range(1, len(candidates) + 1) if component.kleene else range(1, 2)
+    for size in sizes:
+        for chosen in combinations(candidates, size):
+            yield (*selection, chosen)
+
+
+def valid_selections(plan: Plan, stream: tuple[Event, ...]) -> list[Selection]:
+    """Every valid selection of the positive pattern over ``stream``."""
+    out: list[Selection] = []
+
+    def extend(selection: Selection) -> None:
+        if len(selection) == len(plan.positive):
+            if is_valid(plan, selection):
+                out.append(selection)
+            return
+        for longer in _choices(plan, stream, selection):
+            if _settled(plan, longer):
+                extend(longer)
+
+    extend(())
+    return out

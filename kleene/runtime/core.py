@@ -1,0 +1,52 @@
+"""The contract between the matcher and an evaluation core.
+
+The matcher (:mod:`kleene.runtime.matcher`) admits events, keeps time, checks negations
+and formats output; a *core* finds the matches of the positive pattern. Every core
+evaluates the same compiled plan and must report exactly the same completions; they
+differ in how they get there (the NFA^b basic algorithm with or without run merging,
+postponed predicates, backtracking).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+# One selected event: (state index, stream position, event id, time)
+Selection = tuple[int, int, Any, Any]
+
+
+class Completion(NamedTuple):
+    """A match of the positive pattern: its selections in pattern order and the final
+    computation-state vector (which RETURN and negation checks read)."""
+
+    partition: tuple[Any, ...]
+    selections: list[Selection]
+    vector: tuple[Any, ...]
+
+
+class Core(Protocol):
+    """An evaluation core. All of its mutable state lives in the object ``new_state``
+    returns, which must be picklable (matcher snapshots)."""
+
+    def new_state(self) -> Any: ...
+
+    def process(
+        self,
+        st: Any,
+        e: tuple[Any, ...],
+        position: int,
+        partition: tuple[Any, ...],
+        window: float | None,
+    ) -> list[Completion]:
+        """Consume one event of ``partition``; return the matches it completes."""
+        ...
+
+    def sweep(self, st: Any, now: Any, window: float | None) -> None:
+        """Drop state that can no longer lead to a match (SIGMOD 2008, section 5.3)."""
+        ...
+
+    def drop_partition(self, st: Any, partition: tuple[Any, ...]) -> None:
+        """Forget every partial match of a partition (non-overlap output)."""
+        ...
+
+    def live_runs(self, st: Any) -> int: ...
