@@ -232,21 +232,22 @@ def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> Partitio
         # two attributes of one variable in a class are equal: use the first by name
         cls[node[0]] = min(cls.get(node[0], node[1]), node[1])
 
-    positive = [c for c in pattern.positive]
+    positive = [c.var for c in pattern.positive]
     keyed = []
     for cls in classes.values():
-        if not all(c.var in cls for c in positive):
+        if not all(v in cls for v in positive):
             continue
         by_type: dict[str, str] = {}
-        consistent = True
-        for comp in pattern.components:
-            if comp.var not in cls:
-                continue
-            attr = cls[comp.var]
-            if by_type.setdefault(comp.event_type, attr) != attr:
-                consistent = False
-        if consistent:
-            keyed.append(cls)
+        if any(
+            by_type.setdefault(c.event_type, cls[c.var]) != cls[c.var] for c in pattern.positive
+        ):
+            continue  # one type keyed by two attributes: no partition by this class
+        for comp in pattern.negative:  # a negated variable joins only if its type agrees
+            if comp.var in cls and by_type.setdefault(comp.event_type, cls[comp.var]) != cls[
+                comp.var
+            ]:
+                del cls[comp.var]
+        keyed.append(cls)
     if not keyed:
         return None
     keyed.sort(key=lambda cls: sorted(cls.items()))
@@ -260,7 +261,7 @@ def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> Partitio
         if all(any(c.event_type == t and c.var in cls for c in pattern.components) for cls in keyed)
     }
     common: tuple[str, ...] = ()
-    names = [set(cls.values()) for cls in keyed]
+    names = [{cls[v] for v in positive} for cls in keyed]
     if all(len(n) == 1 for n in names):
         common = tuple(next(iter(n)) for n in names)
     return PartitionKey(tuple(keyed), by_type_tuple, common)

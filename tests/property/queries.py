@@ -72,50 +72,57 @@ def _value_ref(draw: Any, comp: tuple[str, str, bool, bool], *, whole: bool) -> 
     return draw(st.sampled_from(choices))
 
 
+def _predicate(draw: Any, comps: list[tuple[str, str, bool, bool]], i: int, kind: int) -> str:
+    """One condition on component i; ``kind`` picks its shape (same kind, same rules)."""
+    positive = [c for c in comps if not c[3]]
+    _, var, kleene, negated = comps[i]
+    earlier = [c for c in positive if comps.index(c) < i]
+    op = draw(st.sampled_from(OPS))
+    attr = draw(st.sampled_from(ATTRS))
+    if negated:
+        rhs = (
+            _value_ref(draw, draw(st.sampled_from(positive)), whole=True)
+            if kind % 2
+            else str(draw(st.integers(0, 3)))
+        )
+        return f"{var}.{attr} {op} {rhs}"
+    if kleene:
+        if kind == 0:
+            return f"{var}[i].{attr} {op} {var}[i-1].{attr}"
+        if kind == 1:
+            agg = draw(st.sampled_from(("avg", "max", "min", "sum", "count")))
+            return f"{var}[i].{attr} {op} {agg}({var}[..i-1].{attr})"
+        if kind == 2 and earlier:
+            other = _value_ref(draw, draw(st.sampled_from(earlier)), whole=True)
+            return f"{var}[i].{attr} {op} {other}"
+        if kind == 3:
+            return f"{_value_ref(draw, comps[i], whole=True)} {op} {draw(st.integers(0, 4))}"
+        return f"{var}[i].{attr} {op} {draw(st.integers(0, 3))}"
+    if kind <= 1 and earlier:
+        rhs = _value_ref(draw, draw(st.sampled_from(earlier)), whole=True)
+        if kind == 1:
+            rhs = f"{rhs} + {draw(st.integers(-1, 1))}"
+        return f"{var}.{attr} {op} {rhs}"
+    if kind == 2:
+        return f"({var}.x + {var}.y) % 2 {op} {draw(st.integers(0, 1))}"
+    return f"{var}.{attr} {op} {draw(st.integers(0, 3))}"
+
+
 @st.composite
 def predicates(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]:
     preds: list[str] = []
-    positive = [c for c in comps if not c[3]]
     for _ in range(draw(st.integers(0, 3))):
         i = draw(st.integers(0, len(comps) - 1))
-        _, var, kleene, negated = comps[i]
-        earlier = [c for c in positive if comps.index(c) < i]
-        op = draw(st.sampled_from(OPS))
-        attr = draw(st.sampled_from(ATTRS))
         kind = draw(st.integers(0, 4))
-        if negated:
-            others = [c for c in positive]
-            rhs = (
-                _value_ref(draw, draw(st.sampled_from(others)), whole=True)
-                if kind % 2
-                else str(draw(st.integers(0, 3)))
-            )
-            preds.append(f"{var}.{attr} {op} {rhs}")
-        elif kleene:
-            if kind == 0:
-                preds.append(f"{var}[i].{attr} {op} {var}[i-1].{attr}")
-            elif kind == 1:
-                agg = draw(st.sampled_from(("avg", "max", "min", "sum", "count")))
-                preds.append(f"{var}[i].{attr} {op} {agg}({var}[..i-1].{attr})")
-            elif kind == 2 and earlier:
-                other = _value_ref(draw, draw(st.sampled_from(earlier)), whole=True)
-                preds.append(f"{var}[i].{attr} {op} {other}")
-            elif kind == 3:
-                preds.append(
-                    f"{_value_ref(draw, comps[i], whole=True)} {op} {draw(st.integers(0, 4))}"
-                )
-            else:
-                preds.append(f"{var}[i].{attr} {op} {draw(st.integers(0, 3))}")
-        else:
-            if kind <= 1 and earlier:
-                rhs = _value_ref(draw, draw(st.sampled_from(earlier)), whole=True)
-                if kind == 1:
-                    rhs = f"{rhs} + {draw(st.integers(-1, 1))}"
-                preds.append(f"{var}.{attr} {op} {rhs}")
-            elif kind == 2:
-                preds.append(f"({var}.x + {var}.y) % 2 {op} {draw(st.integers(0, 1))}")
-            else:
-                preds.append(f"{var}.{attr} {op} {draw(st.integers(0, 3))}")
+        pred = _predicate(draw, comps, i, kind)
+        shape = draw(st.integers(0, 7))
+        if shape == 0:  # a disjunction, put in CNF by the compiler
+            pred = f"({pred} or {_predicate(draw, comps, i, kind)})"
+        elif shape == 1:
+            pred = f"not ({pred})"
+        elif shape == 2:
+            pred = f"not ({pred} and {_predicate(draw, comps, i, kind)})"
+        preds.append(pred)
     if draw(st.integers(0, 3)) == 0:
         preds.append(f"[{draw(st.sampled_from(ATTRS))}]")
     return preds
@@ -144,3 +151,12 @@ def queries(draw: Any) -> str:
     if items:
         text += "\nRETURN " + ", ".join(items)
     return text
+
+
+@st.composite
+def cases(draw: Any) -> tuple[str, list[dict[str, Any]]]:
+    """A query and a stream whose events mostly have the query's types."""
+    text = draw(queries())
+    used = sorted({t for t in TYPES if f"{t} v" in text or f"{t}+ v" in text})
+    types = tuple(used) + ("E",) if draw(st.booleans()) else tuple(used)
+    return text, draw(streams(types=types))

@@ -11,7 +11,7 @@ from hypothesis import given, note
 import kleene
 from kleene import oracle
 from kleene.lang import ast, parse
-from tests.property.queries import queries, streams
+from tests.property.queries import cases
 
 STRATEGIES = list(ast.Strategy)
 OUTPUTS = list(ast.OutputFormat)
@@ -53,12 +53,11 @@ ENGINES = ["nfa", "merge"]
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
 @pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.value)
-@given(text=queries(), events=streams())
+@given(case=cases())
 def test_engine_equals_oracle(
-    text: str,
-    events: list[dict[str, Any]],
+    case: tuple[str, list[dict[str, Any]]],
     strategy: ast.Strategy,
     output: ast.OutputFormat,
     engine: str,
 ) -> None:
-    check(text, events, strategy, output, engine)
+    check(*case, strategy, output, engine)
