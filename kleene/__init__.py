@@ -1,9 +1,9 @@
 """kleene: complex event processing with SASE+ pattern queries.
 
-    >>> import kleene
-    >>> q = kleene.compile("PATTERN SEQ(A a, B b) WITHIN 10")
-    >>> [m.ids() for m in q.run([{"type": "A", "timestamp": 1}, {"type": "B", "timestamp": 2}])]
-    [{'a': (0,), 'b': (1,)}]
+>>> import kleene
+>>> q = kleene.compile("PATTERN SEQ(A a, B b) WITHIN 10")
+>>> [m.ids() for m in q.run([{"type": "A", "timestamp": 1}, {"type": "B", "timestamp": 2}])]
+[{'a': (0,), 'b': (1,)}]
 """
 
 from kleene.errors import (

@@ -141,7 +141,7 @@ def test_state_is_pruned_by_the_window_on_a_long_stream():
             for i in range(1000)
         ]
         m.push(batch)
-        sizes.append((m.live_runs, len(m.st.nfa.buffer)))
+        sizes.append((m.live_runs, len(m.st.core.buffer)))
     # after the first chunks, live runs and buffer size stop growing with the stream
     assert max(s[0] for s in sizes[5:]) <= 2 * max(s[0] for s in sizes[:5]) + 10
     assert max(s[1] for s in sizes[5:]) <= 2 * max(s[1] for s in sizes[:5]) + 10
