@@ -132,6 +132,13 @@ def build_plan(
         conds = properties + [c for c in conds if codegen.slots_needed(c, comp.var, kind)]
         ctx = codegen.Context(comp.var, kind, slot_code, attr_index)
         edge = _edge_function(f"edge_{index}", comp, kind, conds, ctx, layout, attr_index)
+        # SASE++ early filters (section 5.2): the conjuncts that read only the event and
+        # single variables' values hold or fail the same way for every subset of a
+        # Kleene array (true- and false-value consistent), so they can run on the fly
+        early = [c for c in conds if all(_fixed(s) for s in codegen.slots_needed(c, comp.var, kind))]
+        relaxed = _edge_function(
+            f"relaxed_{index}", comp, kind, early, ctx, layout, attr_index, fixed_only=True
+        )
         proceed = None
         if kind == "rest":
             pctx = codegen.Context(None, "rest", slot_code, attr_index)
@@ -144,6 +151,8 @@ def build_plan(
                 kind=kind,
                 component=ci,
                 edge=edge,
+                relaxed=relaxed,
+                postponed=len(early) < len(conds),
                 proceed=proceed,
                 last=ci == len(positive) - 1,
                 property_text=tuple(_text(c) for c in properties),
@@ -220,10 +229,12 @@ def _edge_function(
     ctx: codegen.Context,
     layout: SlotLayout,
     attr_index: Callable[[str], int],
+    *,
+    fixed_only: bool = False,
 ) -> Any:
     lines = [f"def {name}(e, V):", f"    if e[0] != {comp.event_type!r}: return None"]
     lines += codegen.conjunction_lines([codegen.expr_code(c, ctx) for c in conds], "return None")
-    update = _update_code(comp.var, kind, layout, attr_index)
+    update = _update_code(comp.var, kind, layout, attr_index, fixed_only=fixed_only)
     if update is None:
         lines.append("    return V")
     else:
@@ -235,11 +246,23 @@ def _edge_function(
     return codegen.build("\n".join(lines) + "\n", name)
 
 
+def _fixed(slot: Slot) -> bool:
+    """Slots whose value does not depend on which Kleene elements a match picks: a
+    single variable's attributes."""
+    return slot[0] == "attr" and slot[2] == "single"
+
+
 def _update_code(
-    var: str, kind: str, layout: SlotLayout, attr_index: Callable[[str], int]
+    var: str,
+    kind: str,
+    layout: SlotLayout,
+    attr_index: Callable[[str], int],
+    *,
+    fixed_only: bool = False,
 ) -> str | None:
-    """The new V after selecting an event for ``var`` (section 5.2.1)."""
-    mine = dict(layout.for_var(var))
+    """The new V after selecting an event for ``var`` (section 5.2.1); with
+    ``fixed_only``, only the slots that are set once."""
+    mine = {i: s for i, s in layout.for_var(var) if _fixed(s) or not fixed_only}
     if not mine:
         return None
 

@@ -23,7 +23,9 @@ class State:
 
     ``kind`` is "single" (a singleton state s), "first" (p[1] of a Kleene pair) or
     "rest" (p[i]). ``edge`` is the begin edge (single, first) or the take edge (rest).
-    ``property_text`` and ``edge_text`` split the edge's conjuncts into single-event
+    ``relaxed`` is the edge with only the conjuncts that hold or fail alike for every
+    subset of a Kleene array (SASE++ early filters); it updates only single variables'
+    V columns. ``property_text`` and ``edge_text`` split the edge's conjuncts into single-event
     properties (read only the event) and relationships (read V as well). ``proceed`` is
     the proceed formula of a rest state (without the peek at the next
     state, which the runtime adds). ``last`` marks the states of the last positive
@@ -36,6 +38,8 @@ class State:
     kind: str
     component: int
     edge: EdgeFn
+    relaxed: EdgeFn  # type, single-event properties and conditions on single variables only
+    postponed: bool  # whether ``edge`` checks more than ``relaxed`` does
     proceed: Callable[[StateVector], bool] | None
     last: bool
     property_text: tuple[str, ...]  # single-event properties of the begin/take edge

@@ -24,6 +24,7 @@ from kleene.runtime.ingest import ReorderBuffer, Validator
 from kleene.runtime.negation import NegationState, violated
 from kleene.runtime.core import Completion, Core
 from kleene.runtime.nfa.engine import NfaEngine
+from kleene.runtime.postpone import PostponeCore
 from kleene.runtime.output import NonOverlapState
 
 SWEEP_EVERY = 4096
@@ -373,4 +374,6 @@ def make_core(plan: Plan, config: MatcherConfig) -> Core:
     """The evaluation core the configuration names."""
     if config.engine in ("nfa", "merge"):
         return NfaEngine(plan, config.max_runs, merge=config.engine == "merge")
+    if config.engine == "postpone":
+        return PostponeCore(plan, config.max_runs)
     raise ValueError(f"unknown engine {config.engine!r}")

@@ -61,3 +61,11 @@ def test_engine_equals_oracle(
     engine: str,
 ) -> None:
     check(*case, strategy, output, engine)
+
+
+@pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
+@given(case=cases())
+def test_postponing_equals_oracle(
+    case: tuple[str, list[dict[str, Any]]], output: ast.OutputFormat
+) -> None:
+    check(*case, ast.Strategy.SKIP_TILL_ANY_MATCH, output, "postpone")

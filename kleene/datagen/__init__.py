@@ -1,0 +1,9 @@
+"""Workload generators for the papers' experiments.
+
+Each generator is deterministic for a seed and returns a :class:`pyarrow.Table` of events.
+"""
+
+from kleene.datagen.stock import StockParams
+from kleene.datagen.stock import generate as generate_stock
+
+__all__ = ["StockParams", "generate_stock"]

@@ -1,0 +1,186 @@
+"""Postponed pattern matching under skip till any match (SIGMOD 2014, sections 5.1-5.2).
+
+Under skip till any match the NFA^b clones a run at every event a Kleene array could
+take, so the number of runs grows exponentially with the window (section 4). Postponing
+keeps one *main run* per choice of single variables' events instead: at a Kleene state
+it collects every event that passes the early filters (the conjuncts that hold or fail
+alike for every subset of the array: the event's own properties and comparisons with
+single variables) into a candidate list, and never clones for it. Value predicates
+that depend on which elements are picked (``a[i-1]``, running aggregates, ``a.LEN``,
+``a[a.LEN]``) are postponed: when a run completes, :func:`construct` enumerates the
+subsequences of its candidates and applies the exact plan edges.
+
+A run is ``(state, A, start time, start position, items, candidates, first fixed)``: the
+automaton state, the vector of single variables' values, the time and position of its
+first event, its anchors and closed segments (a linked list, newest first), the open
+candidate list while it collects a Kleene array (None while it waits for the array's
+first element), and whether the array's first element is fixed to its first candidate.
+A run that moves on shares the open list with the run that stays, recording only how
+many candidates it saw.
+
+Every match is found exactly once: it is determined by its single variables' events
+(which run) and one subsequence of each candidate list (which enumeration path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kleene.compiler.plan import Plan, State
+from kleene.errors import QueryError, RunLimitError
+from kleene.lang.ast import Strategy
+from kleene.runtime.core import Completion
+from kleene.runtime.postpone.construct import Anchor, Segment, construct
+
+Candidates = list[tuple[int, tuple[Any, ...]]]
+Run = tuple[int, tuple[Any, ...], Any, int, Any, Candidates | None, bool]
+Items = list[Anchor | Segment]
+
+
+class PostponeState:
+    def __init__(self) -> None:
+        self.partitions: dict[tuple[Any, ...], list[Run]] = {}
+        self.live_runs = 0
+        self.constructed = 0  # matches enumerated in result construction
+
+
+class PostponeCore:
+    """Finds the positive pattern's matches by postponed predicates (skip till any)."""
+
+    def __init__(self, plan: Plan, max_runs: int) -> None:
+        if plan.strategy is not Strategy.SKIP_TILL_ANY_MATCH:
+            raise QueryError(
+                "the postponing engine evaluates skip_till_any_match only; use engine='nfa' "
+                f"for {plan.strategy.value}"
+            )
+        self.plan = plan
+        self.states = plan.states
+        self.max_runs = max_runs
+        self.initial = plan.initial_vector
+
+    def new_state(self) -> PostponeState:
+        return PostponeState()
+
+    def live_runs(self, st: PostponeState) -> int:
+        return st.live_runs
+
+    def process(
+        self,
+        st: PostponeState,
+        e: tuple[Any, ...],
+        position: int,
+        partition: tuple[Any, ...],
+        window: float | None,
+    ) -> list[Completion]:
+        t = e[1]
+        runs = st.partitions.get(partition, ())
+        survivors: list[Run] = []
+        done: list[Items] = []
+        for run in runs:
+            if window is None or t - run[2] <= window:
+                self._advance(run, e, position, survivors, done)
+        first = self.states[0]
+        started = first.relaxed(e, self.initial)
+        if started is not None:
+            fresh: Run = (0, started, t, position, None, None, True)
+            self._begin(first, fresh, started, e, position, None, True, survivors, done)
+        st.live_runs += len(survivors) - len(runs)
+        if survivors:
+            st.partitions[partition] = survivors
+        elif runs:
+            del st.partitions[partition]
+        if st.live_runs > self.max_runs:
+            raise RunLimitError(
+                f"more than {self.max_runs} live runs after event {e[2]!r}; narrow the window "
+                "or raise max_runs"
+            )
+        out = []
+        for items in done:
+            for selections, vector in construct(self.states, items, self.initial, self.max_runs):
+                out.append(Completion(partition, selections, vector))
+        st.constructed += len(out)
+        return out
+
+    def sweep(self, st: PostponeState, now: Any, window: float | None) -> None:
+        if window is None:
+            return
+        for key in list(st.partitions):
+            runs = st.partitions[key]
+            alive = [r for r in runs if now - r[2] <= window]
+            st.live_runs -= len(runs) - len(alive)
+            if alive:
+                st.partitions[key] = alive
+            else:
+                del st.partitions[key]
+
+    def drop_partition(self, st: PostponeState, partition: tuple[Any, ...]) -> None:
+        st.live_runs -= len(st.partitions.pop(partition, ()))
+
+    # --- matching -----------------------------------------------------------------
+
+    def _advance(
+        self, run: Run, e: tuple[Any, ...], position: int, out: list[Run], done: list[Items]
+    ) -> None:
+        index, anchors, _start, _start_position, items, candidates, fixed = run
+        state = self.states[index]
+        if state.kind == "single" or candidates is None:
+            vector = state.relaxed(e, anchors)
+            # a run waiting for a Kleene array's first element is replaced by the run
+            # collecting the array, which covers every later first element as well
+            if vector is None or state.kind == "single":
+                out.append(run)  # skip till any match: a run may always ignore the event
+            if vector is not None:
+                self._begin(state, run, vector, e, position, items, False, out, done)
+            return
+        out.append(run)
+        seen = len(candidates)
+        if not state.last:  # proceed: the array ends and the next variable begins
+            nxt = self.states[index + 2]
+            vector = nxt.relaxed(e, anchors)
+            if vector is not None:
+                closed = ((index, candidates, seen, False, fixed), items)
+                self._begin(nxt, run, vector, e, position, closed, True, out, done)
+        take = self.states[index + 1]
+        if state.relaxed(e, anchors) is not None or take.relaxed(e, anchors) is not None:
+            candidates.append((position, e))
+            if state.last:  # the matches that end with this event
+                done.append(_items(((index, candidates, seen + 1, True, fixed), items)))
+
+    def _begin(
+        self,
+        state: State,
+        parent: Run,
+        anchors: tuple[Any, ...],
+        e: tuple[Any, ...],
+        position: int,
+        items: Any,
+        fixed: bool,
+        out: list[Run],
+        done: list[Items],
+    ) -> None:
+        """The event begins ``state``'s variable: a single variable's anchor, or the
+        first candidate of a Kleene array. ``fixed``: the array's first element must be
+        this event, because the run it comes from begins the array again at every later
+        event (a fresh run, or a run that proceeds from a Kleene array); a run that was
+        waiting for the array is replaced, so any of its candidates may come first."""
+        start, start_position = parent[2], parent[3]
+        if state.kind == "single":
+            items = ((state.index, position, e), items)
+            if state.last:
+                done.append(_items(items))
+            else:
+                out.append((state.index + 1, anchors, start, start_position, items, None, False))
+            return
+        candidates: Candidates = [(position, e)]
+        if state.last:
+            done.append(_items(((state.index, candidates, 1, True, fixed), items)))
+        out.append((state.index, anchors, start, start_position, items, candidates, fixed))
+
+
+def _items(linked: Any) -> Items:
+    out = []
+    while linked is not None:
+        out.append(linked[0])
+        linked = linked[1]
+    out.reverse()
+    return out

@@ -1,0 +1,126 @@
+"""Columns added to the input before it is shuffled: position, id, key and time.
+
+* ``kleene__pos`` — the event's 0-based position in the input, i.e. in the order of the
+  DataFrame's partitions and rows (the order ``df.collect()`` and ``df.toPandas()``
+  give). It breaks ties between equal timestamps, so every partition is fed in stream
+  order (time, input position). It is computed before any shuffle from
+  ``monotonically_increasing_id`` (partition index in the upper bits, row index in the
+  lower ones) plus the number of rows in the preceding input partitions, which one
+  small counting job collects.
+* the id column — when the input has none, the position (the local engine's default);
+  null ids of an integral id column are filled the same way.
+* ``kleene__k0``, ``kleene__k1``, ... — the partition key, read per event type as the
+  query's key analysis says (SIGMOD 2008, section 3.2: an event belongs to the
+  partition of its key attribute's value).
+* ``kleene__t`` — the time as a number (microseconds since the epoch for timestamp
+  columns, the value itself for numeric ones), for time slicing.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from kleene.spark._query import KeyRouting
+from kleene.spark._schema import EventColumns
+
+INTERNAL_PREFIX = "kleene__"  # no leading underscore: pandas UDF inputs rename those
+POS = "kleene__pos"
+TIME = "kleene__t"
+KEY_PREFIX = "kleene__k"
+
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_PARTITION_BITS = 33  # monotonically_increasing_id keeps the row index in the low 33 bits
+
+
+def key_columns(width: int) -> list[str]:
+    return [f"{KEY_PREFIX}{i}" for i in range(width)]
+
+
+def with_positions(df: DataFrame, columns: EventColumns, *, need_exact: bool) -> DataFrame:
+    """``df`` with ``kleene__pos`` and an id column.
+
+    When the input has an integral id column without nulls the exact position is not
+    needed (any increasing number breaks ties the same way); ``need_exact`` forces it.
+    """
+    has_id = columns.id_field in df.columns
+    exact = need_exact or not has_id or _id_nullable_integral(df, columns.id_field)
+    mid = F.monotonically_increasing_id()
+    if not exact:
+        return df.withColumn(POS, mid)
+    pid = F.spark_partition_id()
+    tagged = df.withColumn("kleene__pid", pid).withColumn("kleene__mid", mid)
+    counts = {r["kleene__pid"]: r["count"] for r in tagged.groupBy("kleene__pid").count().collect()}
+    offsets: list[Column] = []
+    total = 0
+    for part in sorted(counts):
+        offsets += [F.lit(part), F.lit(total)]
+        total += counts[part]
+    offset = F.element_at(F.create_map(*offsets), F.col("kleene__pid")) if offsets else F.lit(0)
+    local = F.col("kleene__mid") - F.shiftleft(F.col("kleene__pid").cast("long"), _PARTITION_BITS)
+    out = tagged.withColumn(POS, (offset + local).cast("long")).drop("kleene__pid", "kleene__mid")
+    if not has_id:
+        out = out.withColumn(columns.id_field, F.col(POS))
+    elif _id_nullable_integral(df, columns.id_field):
+        out = out.withColumn(columns.id_field, F.coalesce(F.col(columns.id_field), F.col(POS)))
+    return out
+
+
+def _id_nullable_integral(df: DataFrame, id_field: str) -> bool:
+    field = df.schema[id_field]
+    return field.nullable and isinstance(field.dataType, _INTEGRAL)
+
+
+def with_key(df: DataFrame, routing: KeyRouting, columns: EventColumns) -> DataFrame:
+    """``df`` with one ``kleene__k<i>`` column per key component."""
+    present = {f.name: f.dataType for f in df.schema.fields}
+    out = df
+    for i, name in enumerate(key_columns(routing.width)):
+        attrs = {t: a[i] for t, a in routing.attrs_by_type.items()}
+        default = routing.common[i] if routing.common else None
+        used = {*attrs.values(), *([default] if default else [])}
+        dtypes = {present[a] for a in used if a in present}
+        as_text = len(dtypes) > 1
+
+        def read(attr: str | None, as_text: bool = as_text) -> Column:
+            if attr is None or attr not in present:
+                return F.lit(None).cast("string" if as_text else "long")
+            c = F.col(attr)
+            return c.cast("string") if as_text else c
+
+        expr: Column = read(default)
+        if attrs:
+            chain: Column | None = None
+            for event_type, attr in sorted(attrs.items()):
+                cond = F.col(columns.type_field) == F.lit(event_type)
+                chain = F.when(cond, read(attr)) if chain is None else chain.when(cond, read(attr))
+            assert chain is not None
+            expr = chain.otherwise(read(default))
+        out = out.withColumn(name, expr)
+    return out
+
+
+def with_numeric_time(df: DataFrame, columns: EventColumns) -> DataFrame:
+    """``df`` with ``kleene__t``: the time as a double (microseconds for timestamps)."""
+    return df.withColumn(TIME, numeric_time(df, columns.time_field))
+
+
+def numeric_time(df: DataFrame, time_field: str) -> Column:
+    dtype = df.schema[time_field].dataType
+    c = F.col(time_field)
+    if isinstance(dtype, T.TimestampType):
+        return F.unix_micros(c).cast("double")
+    if isinstance(dtype, T.TimestampNTZType):
+        return F.unix_micros(c.cast("timestamp")).cast("double")
+    if isinstance(dtype, T.NumericType):
+        as_double = c.cast("double")
+        return F.when(~F.isnan(as_double), as_double)  # NaN is a missing time
+    return F.lit(None).cast("double")  # the engine rejects such times
+
+
+def time_scale(df: DataFrame, time_field: str) -> float:
+    """Numeric time units per window unit: 1e6 for timestamp columns (the window is in
+    seconds, ``kleene__t`` in microseconds), 1 for numeric time."""
+    dtype = df.schema[time_field].dataType
+    return 1e6 if isinstance(dtype, T.TimestampType | T.TimestampNTZType) else 1.0

@@ -1,0 +1,168 @@
+"""Turning matcher output (matches and rejected events) into rows Spark can take.
+
+The matcher runs inside a Python worker; what it finds leaves the worker as one Arrow
+batch (or pandas frame) per call, in the *combined* layout: a kind column (``match`` or
+``rejected``), the match columns of :mod:`kleene.spark._schema`, and the rejected-event
+columns. One layout lets a single Spark operator emit both kinds of rows; the caller
+splits them with two filters.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from kleene.match import Match, RejectedEvent
+from kleene.spark._schema import MatchSchema
+
+KIND = "kleene__kind"
+REJECTED_ID = "kleene__rejected_id"
+REASON = "kleene__reason"
+RECORD = "kleene__record"
+MATCH_KIND = "match"
+REJECTED_KIND = "rejected"
+
+
+def combined_schema(ms: MatchSchema) -> T.StructType:
+    """Match and rejected rows in one schema; every column is nullable."""
+    fields = [T.StructField(KIND, T.StringType())]
+    fields += [T.StructField(f.name, f.dataType, True) for f in ms.struct().fields]
+    fields += [
+        T.StructField(REJECTED_ID, ms.id_type),
+        T.StructField(REASON, T.StringType()),
+        T.StructField(RECORD, T.StringType()),
+    ]
+    return T.StructType(fields)
+
+
+def split_output(batch: DataFrame, schema: MatchSchema) -> tuple[DataFrame, DataFrame]:
+    """The match rows and the rejected rows of the combined layout."""
+    matches = batch.where(F.col(KIND) == MATCH_KIND).select(
+        *[F.col(f"`{f.name}`") for f in schema.struct().fields]
+    )
+    rejected = batch.where(F.col(KIND) == REJECTED_KIND).select(
+        F.col(REJECTED_ID).alias("id"),
+        F.col(REASON).alias("reason"),
+        F.col(RECORD).alias("record"),
+    )
+    return matches, rejected
+
+
+def match_id(variables: Mapping[str, Sequence[Any]]) -> str:
+    """A deterministic digest of a match: its variables and their event ids."""
+    items = sorted((var, [_plain(i) for i in ids]) for var, ids in variables.items())
+    text = json.dumps(items, default=str, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def record_json(record: Mapping[str, Any]) -> str:
+    """A rejected event's record as a JSON object (datetimes in ISO form, NaN as null)."""
+    return json.dumps({k: _plain(v) for k, v in record.items()}, default=str, sort_keys=True)
+
+
+class RowEncoder:
+    """Builds combined-layout columns from matches and rejected events."""
+
+    def __init__(self, ms: MatchSchema) -> None:
+        self.ms = ms
+        self.spark_schema = combined_schema(ms)
+        self.arrow_schema = to_arrow_schema(self.spark_schema, timezone="UTC")
+        self.names = [f.name for f in self.spark_schema.fields]
+
+    def columns(
+        self, matches: Iterable[Match], rejected: Iterable[RejectedEvent]
+    ) -> dict[str, list[Any]]:
+        cols: dict[str, list[Any]] = {name: [] for name in self.names}
+        ms = self.ms
+        for m in matches:
+            ids = m.ids()
+            values = m.values()
+            row: dict[str, Any] = {
+                KIND: MATCH_KIND,
+                "match_id": match_id(ids),
+                "partition": [None if v is None else str(_plain(v)) for v in m.partition],
+                "start": _plain(m.start),
+                "end": _plain(m.end),
+            }
+            for var in ms.variables:
+                row[var] = [_plain(i) for i in ids.get(var, ())]
+            for name in ms.return_names:
+                row[name] = _plain(values.get(name))
+            for name in self.names:
+                cols[name].append(row.get(name))
+        for r in rejected:
+            row = {
+                KIND: REJECTED_KIND,
+                REJECTED_ID: _plain(r.id),
+                REASON: r.reason,
+                RECORD: record_json(r.record),
+            }
+            for name in self.names:
+                cols[name].append(row.get(name))
+        return cols
+
+    def to_arrow(
+        self, matches: Iterable[Match], rejected: Iterable[RejectedEvent]
+    ) -> pa.RecordBatch:
+        cols = self.columns(matches, rejected)
+        arrays = [_array(cols[f.name], f.type) for f in self.arrow_schema]
+        return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
+
+    def to_pandas(
+        self, matches: Iterable[Match], rejected: Iterable[RejectedEvent]
+    ) -> pd.DataFrame:
+        batch = self.to_arrow(matches, rejected)
+        return batch.to_pandas()
+
+
+def _array(values: list[Any], arrow_type: pa.DataType) -> pa.Array:
+    try:
+        return pa.array(values, type=arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+        return pa.array([_coerce(v, arrow_type) for v in values], type=arrow_type)
+
+
+def _coerce(value: Any, arrow_type: pa.DataType) -> Any:
+    """A value converted to the Python kind the Arrow type holds (None when impossible)."""
+    if value is None:
+        return None
+    try:
+        if pa.types.is_integer(arrow_type):
+            as_float = float(value)
+            return int(as_float) if as_float.is_integer() else None
+        if pa.types.is_floating(arrow_type):
+            return float(value)
+        if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+            return str(value)
+        if pa.types.is_boolean(arrow_type):
+            return bool(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """numpy and pandas scalars as Python values; NaN and NaT as None."""
+    if value is None:
+        return None
+    if isinstance(value, pd.Timestamp):
+        return None if value is pd.NaT else value.to_pydatetime()
+    if hasattr(value, "item") and not isinstance(value, dt.datetime | str | bytes):
+        try:
+            value = value.item()
+        except (ValueError, AttributeError):
+            return value
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

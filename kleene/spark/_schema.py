@@ -1,0 +1,193 @@
+"""The Spark schema of match rows, and the type of every RETURN item.
+
+A match row has the columns
+
+* ``match_id`` (string): a deterministic digest of the match's variables and event ids,
+  so the same match found by the local engine, by the batch pipeline or by a stream
+  carries the same id;
+* ``partition`` (array<string>): the partition key values as text, empty when the query
+  has no partition key;
+* one column per positive variable, named after it, holding the ids of its events as an
+  array (a one-element array for a single variable, so every variable column has the
+  same shape);
+* ``start`` and ``end``: the times of the first and last selected events, of the time
+  column's type;
+* one column per RETURN item, named as the item (its alias or text).
+
+RETURN types are inferred from the query's AST (SIGMOD 2008, section 2: attribute
+references, ``LEN``, aggregates, arithmetic) and the input schema, since Spark needs the
+output schema before any match is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import types as T
+
+from kleene.errors import QueryError
+from kleene.lang import ast
+
+FIXED_COLUMNS = ("match_id", "partition", "start", "end")
+
+
+def rejected_schema(id_type: T.DataType) -> T.StructType:
+    """Rejected events: the event id, why it was rejected, the event as a JSON object."""
+    return T.StructType(
+        [
+            T.StructField("id", id_type),
+            T.StructField("reason", T.StringType()),
+            T.StructField("record", T.StringType()),
+        ]
+    )
+
+
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_NUMERIC = (*_INTEGRAL, T.FloatType, T.DoubleType, T.DecimalType)
+
+
+@dataclass(frozen=True)
+class EventColumns:
+    """Where the type, time and id of an event live in the input DataFrame."""
+
+    time_field: str = "timestamp"
+    type_field: str = "type"
+    id_field: str = "id"
+
+
+@dataclass(frozen=True)
+class MatchSchema:
+    """The match-row layout of one query over one input schema."""
+
+    variables: tuple[str, ...]
+    return_names: tuple[str, ...]
+    id_type: T.DataType
+    time_type: T.DataType
+    return_types: tuple[T.DataType, ...]
+
+    def struct(self) -> T.StructType:
+        fields = [
+            T.StructField("match_id", T.StringType(), False),
+            T.StructField("partition", T.ArrayType(T.StringType()), False),
+        ]
+        fields += [T.StructField(v, T.ArrayType(self.id_type), False) for v in self.variables]
+        fields += [
+            T.StructField("start", self.time_type),
+            T.StructField("end", self.time_type),
+        ]
+        fields += [
+            T.StructField(n, t) for n, t in zip(self.return_names, self.return_types, strict=True)
+        ]
+        return T.StructType(fields)
+
+
+def build_match_schema(
+    query: ast.Query,
+    return_names: Sequence[str],
+    schema: T.StructType,
+    columns: EventColumns,
+) -> MatchSchema:
+    """The match-row layout for ``query`` over input rows of ``schema``.
+
+    Raises QueryError when two output columns would share a name.
+    """
+    variables = tuple(c.var for c in query.pattern.positive)
+    by_name = {f.name: f.dataType for f in schema.fields}
+    id_type = by_name.get(columns.id_field, T.LongType())
+    time_type = by_name.get(columns.time_field, T.DoubleType())
+    kinds = {c.var: c.kleene for c in query.pattern.components}
+    attr_types = _AttrTypes(by_name, columns, id_type, time_type)
+    return_types = tuple(infer_type(item.expr, attr_types, kinds) for item in query.returns)
+    names = [*FIXED_COLUMNS, *variables, *return_names]
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise QueryError(
+                f"output column {name!r} appears twice: rename the variable or give the "
+                "RETURN item an alias (match_id, partition, start and end are reserved)"
+            )
+        seen.add(name)
+    return MatchSchema(variables, tuple(return_names), id_type, time_type, return_types)
+
+
+@dataclass(frozen=True)
+class _AttrTypes:
+    by_name: Mapping[str, T.DataType]
+    columns: EventColumns
+    id_type: T.DataType
+    time_type: T.DataType
+
+    def of(self, attr: str) -> T.DataType:
+        if attr == "timestamp":
+            return self.time_type
+        if attr == "id":
+            return self.id_type
+        if attr == "type":
+            return T.StringType()
+        return self.by_name.get(attr, T.StringType())
+
+
+def infer_type(
+    expr: ast.Expr, attrs: _AttrTypes, kinds: Mapping[str, bool] | None = None
+) -> T.DataType:
+    """The Spark type of a RETURN expression's value."""
+    if isinstance(expr, ast.Literal):
+        return _literal_type(expr.value)
+    if isinstance(expr, ast.AttrRef):
+        return attrs.of(expr.attr)
+    if isinstance(expr, ast.LenRef):
+        return T.LongType()
+    if isinstance(expr, ast.Aggregate):
+        return _aggregate_type(expr, attrs)
+    if isinstance(expr, ast.Unary):
+        if expr.op is ast.UnOp.NOT:
+            return T.BooleanType()
+        return _numeric(infer_type(expr.operand, attrs, kinds))
+    if isinstance(expr, ast.Binary):
+        if not expr.op.is_arithmetic:
+            return T.BooleanType()
+        if expr.op is ast.BinOp.DIV:
+            return T.DoubleType()
+        left = infer_type(expr.left, attrs, kinds)
+        right = infer_type(expr.right, attrs, kinds)
+        if isinstance(left, _INTEGRAL) and isinstance(right, _INTEGRAL):
+            return T.LongType()
+        return T.DoubleType()
+    if isinstance(expr, ast.Equivalence):
+        return T.BooleanType()
+    return T.StringType()
+
+
+def _aggregate_type(expr: ast.Aggregate, attrs: _AttrTypes) -> T.DataType:
+    if expr.func is ast.AggFunc.COUNT:
+        return T.LongType()
+    if expr.func is ast.AggFunc.AVG:
+        return T.DoubleType()
+    element = attrs.of(expr.attr) if expr.attr is not None else T.LongType()
+    if expr.func is ast.AggFunc.SUM:
+        return T.LongType() if isinstance(element, _INTEGRAL) else T.DoubleType()
+    return _widen(element)
+
+
+def _widen(dtype: T.DataType) -> T.DataType:
+    """Integral types become long, floating ones double; others stay."""
+    if isinstance(dtype, _INTEGRAL):
+        return T.LongType()
+    if isinstance(dtype, T.FloatType | T.DecimalType):
+        return T.DoubleType()
+    return dtype
+
+
+def _numeric(dtype: T.DataType) -> T.DataType:
+    return T.LongType() if isinstance(dtype, _INTEGRAL) else T.DoubleType()
+
+
+def _literal_type(value: object) -> T.DataType:
+    if isinstance(value, bool):
+        return T.BooleanType()
+    if isinstance(value, int):
+        return T.LongType()
+    if isinstance(value, float):
+        return T.DoubleType()
+    return T.StringType()

@@ -1,0 +1,67 @@
+"""The SparkSession kleene runs on: the settings its Python code needs.
+
+Spark starts one Python worker per task; the workers must import kleene, so they run the
+same interpreter as the driver (``PYSPARK_PYTHON = sys.executable``, where the package is
+installed). Streaming state lives in the RocksDB state store, which
+``transformWithStateInPandas`` requires.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+_DEFAULTS: dict[str, str] = {
+    "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+
+def ensure_python_env() -> None:
+    """Make Spark's Python workers use this interpreter (set before a session starts)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+def local_session(
+    cores: int | str = "*",
+    *,
+    shuffle_partitions: int | None = None,
+    driver_memory: str = "1g",
+    app_name: str = "kleene",
+    conf: dict[str, Any] | None = None,
+) -> SparkSession:
+    """A local SparkSession (``local[cores]``) configured for kleene.
+
+    ``shuffle_partitions`` defaults to the number of cores (Spark's 200 are far too many
+    for one machine). Options in ``conf`` override the defaults.
+    """
+    ensure_python_env()
+    if shuffle_partitions is None:
+        shuffle_partitions = (os.cpu_count() or 1) if cores == "*" else int(cores)
+    builder = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName(app_name)
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+    )
+    for key, value in {**_DEFAULTS, **(conf or {})}.items():
+        builder = builder.config(key, str(value))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def active_session(spark: SparkSession | None = None) -> SparkSession:
+    """The given session, else the active one, else a new local session."""
+    if spark is not None:
+        return spark
+    active = SparkSession.getActiveSession()
+    return active if active is not None else local_session()

@@ -1,0 +1,110 @@
+"""Time slicing: spreading one partition's stream over many matchers.
+
+A query without a partition key has one partition, the whole stream; to use every core
+the time line is cut at boundaries ``t_1 < t_2 < ... < t_{n-1}`` into slices
+(``t_0 = -inf``, ``t_n = +inf``). Slice k **owns** the matches whose first event lies in
+``[t_k, t_{k+1})``; since every match lies inside its WITHIN window W (SIGMOD 2008,
+section 2: last time minus first time <= W), all its events lie in
+``[t_k, t_{k+1} + W]``.
+
+Slice k is fed every event in ``[t_k - W, t_{k+1} + W]``, in stream order, and keeps only
+the matches it owns. That is enough for each owned match to be found exactly as in the
+whole stream:
+
+* a run starts at its first event and only looks at later events up to W after it
+  (window on every edge, section 3.2), so its events, the events its ignore and
+  contiguity edges test, and so the run itself, are the same in the slice;
+* a negated event that rules a match out lies within W of every event of the match
+  (docs/semantics.md, negation), hence in ``[t_k - W, t_{k+1} + W]`` as well;
+* a trailing negation is decided by the events up to first time + W, also inside.
+
+Every match has exactly one first event, whose time lies in exactly one slice, so each
+match is emitted exactly once (the worker computes the slice of a match's start time
+with the same cut points). Rejected events are reported by the slice whose own range
+holds the event's time (events without a numeric or timestamp time by slice 0, the only
+slice they are fed to).
+
+Slicing does not apply to queries without WITHIN (a match may span the whole stream,
+so no finite margin suffices) nor to the non-overlap output format (which match is kept
+depends on the previous kept match of the partition, a chain that runs across every
+slice boundary). Those run as one slice per partition.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Sequence
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from kleene.spark._prepare import TIME
+
+SLICE = "kleene__slice"
+
+
+def boundaries(
+    df: DataFrame, slices: int, window: float, *, relative_error: float = 0.001
+) -> list[float]:
+    """Up to ``slices - 1`` cut points, at time quantiles so slices hold similar counts.
+
+    Cuts closer together than the window are merged: a slice narrower than W would hold
+    mostly margin.
+    """
+    if slices <= 1:
+        return []
+    probs = [k / slices for k in range(1, slices)]
+    quantiles = df.approxQuantile(TIME, probs, relative_error)
+    cuts: list[float] = []
+    for q in quantiles:
+        if q is None or math.isnan(q):
+            continue
+        if not cuts or q - cuts[-1] > window:
+            cuts.append(float(q))
+    return cuts
+
+
+def auto_slices(df: DataFrame, parallelism: int, window: float) -> int:
+    """Slices for ``slice="auto"``: two per core, fewer when the time span is short
+    compared with the window (each slice should span at least 4 W, so the margins add
+    at most half as many events again)."""
+    stats = df.agg(F.min(TIME).alias("lo"), F.max(TIME).alias("hi")).first()
+    if stats is None or stats["lo"] is None:
+        return 1
+    span = float(stats["hi"]) - float(stats["lo"])
+    by_span = 2 * parallelism if window <= 0 else int(span // (4 * window))
+    return max(1, min(2 * parallelism, by_span))
+
+
+def with_slices(df: DataFrame, cuts: Sequence[float], window: float) -> DataFrame:
+    """One row per (event, slice that needs it), the slice in ``kleene__slice``."""
+    n = len(cuts) + 1
+    t = F.col(TIME)
+    if n == 1:
+        return df.withColumn(SLICE, F.lit(0))
+    lows = [None, *cuts]
+    highs = [*cuts, None]
+    needs: list[Column] = []
+    for k in range(n):
+        cond = F.lit(True)
+        lo, hi = lows[k], highs[k]
+        if lo is not None:
+            cond = cond & (t >= F.lit(lo - _margin(lo, window)))
+        if hi is not None:
+            cond = cond & (t <= F.lit(hi + _margin(hi, window)))
+        if k == 0:
+            cond = cond | t.isNull()
+        needs.append(F.when(cond, F.lit(k)))
+    return df.withColumn(SLICE, F.explode(F.filter(F.array(*needs), lambda x: x.isNotNull())))
+
+
+def home_slice(t: float | None, cuts: Sequence[float]) -> int:
+    """The slice whose own range ``[t_k, t_{k+1})`` holds time t (0 for no time)."""
+    return 0 if t is None else bisect_right(cuts, t)
+
+
+def _margin(cut: float, window: float) -> float:
+    """W, widened by a few ulps: extra margin events change nothing (they lie more than
+    W away from every owned match), missing ones would."""
+    return window + 1e-9 * (abs(cut) + abs(window)) + 1e-12

@@ -1,0 +1,193 @@
+"""Batch matching of a Spark DataFrame: :func:`match`.
+
+The pipeline, end to end:
+
+1. Before any shuffle, every event gets its input position (and, without an id column,
+   its id) — :mod:`kleene.spark._prepare`.
+2. The events are grouped by the query's partition key (SIGMOD 2008, section 3.2) when
+   a matcher per key value finds the same matches as one matcher over everything
+   (:func:`kleene.spark._query.splits_by_key`), and/or by time slice
+   (:mod:`kleene.spark._slicing`).
+3. Each group is fed, in stream order (time, input position), to one kleene matcher in
+   a Python worker, and its matches and rejected events come back as Arrow batches.
+
+**Why mapInArrow.** Step 3 has two Spark forms: ``repartition(groups)`` +
+``sortWithinPartitions(groups, time, position)`` + ``mapInArrow``, where the worker
+walks sorted Arrow batches and starts a new matcher whenever the group changes; and
+``groupBy(groups).applyInArrow``, where Spark materialises each whole group as one
+table before calling Python. Both shuffle once and sort once. The mapInArrow form
+streams: a worker holds one Arrow batch and one matcher at a time, so a group larger
+than memory (a query without key and without slicing is a single group) still runs;
+applyInArrow holds the whole group. On the measured 10^6-event stock workloads (see
+docs/benchmarks_spark.md) mapInArrow was as fast or faster, so it is the default;
+``method="group"`` selects the other form.
+
+Results: one Spark operator emits matches and rejected events in one combined layout
+(:mod:`kleene.spark._rows`); :class:`MatchResult` splits it with two filters. Reading
+both outputs evaluates the pipeline twice unless :meth:`MatchResult.persist` is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+import kleene
+from kleene.spark._prepare import (
+    POS,
+    key_columns,
+    time_scale,
+    with_key,
+    with_numeric_time,
+    with_positions,
+)
+from kleene.spark._query import QuerySpec, key_routing, resolve_query, slice_blocker
+from kleene.spark._rows import combined_schema, split_output
+from kleene.spark._schema import build_match_schema
+from kleene.spark._session import active_session
+from kleene.spark._slicing import SLICE, auto_slices, boundaries, with_slices
+from kleene.spark._worker import GroupMatcher
+
+Method = Literal["map", "group"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How :func:`match` spread the work (for explanations and tests)."""
+
+    key: tuple[str, ...]  # partition key names; () when not split by key
+    cuts: tuple[float, ...]  # time slice boundaries; () when not sliced
+    method: str
+    note: str = ""  # why slicing was not used, when it was asked for
+
+    @property
+    def slices(self) -> int:
+        return len(self.cuts) + 1
+
+
+@dataclass
+class MatchResult:
+    """Matches and rejected events of :func:`match`, as Spark DataFrames."""
+
+    matches: DataFrame
+    rejected: DataFrame
+    combined: DataFrame
+    layout: Layout
+    query: QuerySpec = field(repr=False)
+
+    def persist(self) -> MatchResult:
+        """Keep the matcher output (memory, then disk) so that reading both
+        ``matches`` and ``rejected`` runs the matchers once."""
+        self.combined.persist(StorageLevel.MEMORY_AND_DISK)
+        return self
+
+    def unpersist(self) -> MatchResult:
+        self.combined.unpersist()
+        return self
+
+
+def match(
+    df: DataFrame,
+    query: str | kleene.Query,
+    *,
+    time_field: str | None = None,
+    type_field: str | None = None,
+    id_field: str | None = None,
+    partition_by: Sequence[str] | str | None = None,
+    slice: int | Literal["auto"] | None = None,
+    spark: SparkSession | None = None,
+    method: Method = "map",
+    **compile_options: Any,
+) -> MatchResult:
+    """Match ``query`` over the events of ``df`` with Spark; see the module docstring.
+
+    ``query`` is query text or a compiled :class:`kleene.Query`; field names default to
+    the compiled query's, else ``timestamp``, ``type`` and ``id``; ``compile_options``
+    go to :func:`kleene.compile` (strategy, output, max_runs, ...).
+
+    ``partition_by`` overrides the inferred partition key (the caller vouches that no
+    match mixes its values). ``slice`` splits each partition's time line into that many
+    slices (``"auto"``: two per core, fewer for a short time span) when the query allows
+    it (WITHIN and the ``all`` output format); otherwise one slice is used and
+    ``result.layout.note`` says why.
+
+    The result equals ``query.run`` over ``df`` sorted by time (ties in input order):
+    the same matches (compare ``Match.ids()`` with the variable columns) and the same
+    rejected events. Every variable column is an ``array`` of event ids, also for single
+    variables.
+    """
+    spark = active_session(spark if spark is not None else df.sparkSession)
+    spec, q = resolve_query(
+        query,
+        time_field=time_field,
+        type_field=type_field,
+        id_field=id_field,
+        options=compile_options,
+    )
+    columns = spec.columns
+    prepared = with_positions(df, columns, need_exact=False)
+    group_cols: list[str] = []
+    routing = key_routing(q, partition_by)
+    if routing is not None:
+        prepared = with_key(prepared, routing, columns)
+        group_cols += key_columns(routing.width)
+
+    cuts: list[float] = []
+    note = ""
+    if slice is not None:
+        blocker = slice_blocker(q)
+        if blocker is not None:
+            note = f"not sliced: {blocker}"
+        elif columns.time_field not in df.columns:
+            note = "not sliced: the input has no time column"
+        else:
+            assert q.window is not None
+            window = q.window * time_scale(df, columns.time_field)
+            prepared = with_numeric_time(prepared, columns)
+            parallelism = spark.sparkContext.defaultParallelism
+            n = auto_slices(prepared, parallelism, window) if slice == "auto" else int(slice)
+            cuts = boundaries(prepared, n, window)
+            if cuts:
+                prepared = with_slices(prepared, cuts, window)
+                group_cols.append(SLICE)
+            else:
+                note = "not sliced: the time span is too short for more than one slice"
+
+    schema = build_match_schema(q.ast, q.return_names, prepared.schema, columns)
+    worker = GroupMatcher(spec, schema, tuple(group_cols), tuple(cuts))
+    out_schema = combined_schema(schema)
+    order = [columns.time_field, POS] if columns.time_field in df.columns else [POS]
+
+    if method == "map":
+        partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
+        if group_cols:
+            shuffled = prepared.repartition(partitions, *group_cols)
+        else:
+            shuffled = prepared.repartition(1)
+        shuffled = shuffled.sortWithinPartitions(*group_cols, *order)
+        combined = shuffled.mapInArrow(worker.map_batches, out_schema)
+    elif method == "group":
+        if not group_cols:
+            prepared = prepared.withColumn("kleene__all", F.lit(0))
+            group_cols = ["kleene__all"]
+        combined = prepared.groupBy(*group_cols).applyInArrow(_group_function(worker), out_schema)
+    else:
+        raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
+
+    matches, rejected = split_output(combined, schema)
+    layout = Layout(routing.names if routing else (), tuple(cuts), method, note)
+    return MatchResult(matches, rejected, combined, layout, spec)
+
+
+def _group_function(worker: GroupMatcher) -> Any:
+    """A one-argument function (Spark passes the key too when the function takes two)."""
+
+    def apply(table):  # no annotations: Spark infers the UDF kind from them
+        return worker.apply_group(table)
+
+    return apply

@@ -1,0 +1,270 @@
+"""Stream matching: :func:`match_stream` and :func:`run_stream_to_parquet`.
+
+Events are grouped by the query's partition key (one group when the query cannot be
+split by key, see :mod:`kleene.spark._query`) and handed to
+``transformWithStateInPandas`` with a :class:`~kleene.spark._processor.MatchProcessor`
+in event-time mode; the RocksDB state store keeps one matcher snapshot per key, and
+event-time timers wake keys when the watermark passes their pending events or their
+runs' windows. :mod:`kleene.spark._processor` describes the step.
+
+**Late events are never dropped silently.** Spark's stateful operators drop the rows at
+or behind the watermark before user code sees them when the operator's input carries
+the watermarked column. So the watermark is defined on a private copy of the event time
+(``kleene__wts``), which is then turned into a plain number (``kleene__us``,
+microseconds) before the stateful operator: the query still has a watermark (timers
+fire, the processor reads it) but no row is filtered, and the processor itself rejects
+late rows with reason ``late``.
+
+**Exactly once.** The processor's state is versioned with each micro-batch by the state
+store and restored from the checkpoint; a replayed micro-batch recomputes the same rows.
+The Parquet sink writes each micro-batch into its own folder ``batch_id=<n>`` with
+overwrite, so a batch replayed after a crash replaces its first attempt: no match is
+lost or written twice.
+
+Event times must be numbers (seconds) or timestamps after the epoch (Spark's watermark
+starts at 0), and every event needs an id: in a stream there is no input position to
+fall back on, and equal timestamps are ordered by id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.streaming import StreamingQuery
+
+import kleene
+from kleene.errors import EventError
+from kleene.spark._prepare import INTERNAL_PREFIX, key_columns, with_key
+from kleene.spark._processor import MICROS_COLUMN, MatchProcessor
+from kleene.spark._query import QuerySpec, key_routing, resolve_query
+from kleene.spark._rows import (
+    KIND,
+    MATCH_KIND,
+    REASON,
+    RECORD,
+    REJECTED_ID,
+    combined_schema,
+    split_output,
+)
+from kleene.spark._schema import MatchSchema, build_match_schema
+from kleene.spark._session import ROCKSDB_PROVIDER, active_session
+from kleene.spark.sources import read_event_stream
+
+WATERMARK_COLUMN = "kleene__wts"
+ALL_KEY = "kleene__all"
+
+
+@dataclass
+class StreamMatchResult:
+    """The streaming outputs of :func:`match_stream`.
+
+    ``matches`` and ``rejected`` are streaming DataFrames. Each started on its own runs
+    the matchers once more (with its own checkpoint); :meth:`to_parquet` and
+    :meth:`to_console` run them once and write both, using ``checkpoint``.
+    """
+
+    output: DataFrame  # matches and rejected events in the combined layout
+    matches: DataFrame
+    rejected: DataFrame
+    checkpoint: str
+    schema: MatchSchema
+    query: QuerySpec
+
+    def to_parquet(
+        self,
+        matches_path: str,
+        rejected_path: str,
+        *,
+        available_now: bool = True,
+        processing_time: str | None = None,
+    ) -> StreamingQuery:
+        """Start the query writing matches and rejected events as Parquet, one folder
+        ``batch_id=<n>`` per micro-batch (replays overwrite: exactly once)."""
+        writer = _BatchWriter(matches_path, rejected_path, self.schema)
+        stream = self.output.writeStream.foreachBatch(writer).option(
+            "checkpointLocation", self.checkpoint
+        )
+        return _trigger(stream, available_now, processing_time).start()
+
+    def to_console(
+        self, *, available_now: bool = True, processing_time: str | None = None
+    ) -> StreamingQuery:
+        """Start the query printing matches and rejected events of each micro-batch."""
+        stream = self.output.writeStream.foreachBatch(_print_batch).option(
+            "checkpointLocation", self.checkpoint
+        )
+        return _trigger(stream, available_now, processing_time).start()
+
+
+def match_stream(
+    events: DataFrame,
+    query: str | kleene.Query,
+    *,
+    checkpoint: str,
+    watermark: str = "0 seconds",
+    time_field: str | None = None,
+    type_field: str | None = None,
+    id_field: str | None = None,
+    partition_by: Sequence[str] | str | None = None,
+    **compile_options: Any,
+) -> StreamMatchResult:
+    """Match ``query`` over a streaming DataFrame of events.
+
+    ``watermark`` is Spark's delay threshold (``"10 seconds"``): events may arrive that
+    much out of time order and are still matched in order; events behind the watermark
+    are rejected as ``late``. Matches appear once the watermark passes their last event
+    (and their window, for a trailing negation). ``checkpoint`` is where the started
+    query keeps its progress and state.
+    """
+    spark = active_session(events.sparkSession)
+    if spark.conf.get("spark.sql.streaming.stateStore.providerClass", None) != ROCKSDB_PROVIDER:
+        spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+    spec, q = resolve_query(
+        query,
+        time_field=time_field,
+        type_field=type_field,
+        id_field=id_field,
+        options=compile_options,
+    )
+    columns = spec.columns
+    if columns.id_field not in events.columns:
+        raise EventError(
+            f"a stream needs an id column ({columns.id_field!r} is missing): "
+            "equal timestamps are ordered by id"
+        )
+    if columns.time_field not in events.columns:
+        raise EventError(f"the stream has no time column {columns.time_field!r}")
+    time_type = events.schema[columns.time_field].dataType
+    datetime_time = isinstance(time_type, T.TimestampType | T.TimestampNTZType)
+    if not datetime_time and not isinstance(time_type, T.NumericType):
+        raise EventError(
+            f"stream times must be numbers or timestamps; {columns.time_field!r} is {time_type}"
+        )
+
+    timed = events.withColumn(WATERMARK_COLUMN, _event_time(columns.time_field, time_type))
+    timed = timed.withWatermark(WATERMARK_COLUMN, watermark)
+    timed = timed.withColumn(MICROS_COLUMN, F.unix_micros(F.col(WATERMARK_COLUMN)))
+    timed = timed.drop(WATERMARK_COLUMN)
+
+    routing = key_routing(q, partition_by)
+    if routing is not None:
+        timed = with_key(timed, routing, columns)
+        group_cols = key_columns(routing.width)
+    else:
+        timed = timed.withColumn(ALL_KEY, F.lit(0))
+        group_cols = [ALL_KEY]
+
+    schema = build_match_schema(q.ast, q.return_names, events.schema, columns)
+    out_schema = combined_schema(schema)
+    processor = MatchProcessor(spec, schema, datetime_time)
+    output = timed.groupBy(*group_cols).transformWithStateInPandas(
+        statefulProcessor=processor,
+        outputStructType=out_schema,
+        outputMode="Append",
+        timeMode="EventTime",
+    )
+    matches, rejected = split_output(output, schema)
+    return StreamMatchResult(output, matches, rejected, checkpoint, schema, spec)
+
+
+def run_stream_to_parquet(
+    input_dir: str | Path,
+    query: str | kleene.Query,
+    output_dir: str | Path,
+    checkpoint: str | Path,
+    *,
+    fmt: str = "parquet",
+    schema: T.StructType | str | None = None,
+    watermark: str = "0 seconds",
+    spark: SparkSession | None = None,
+    source_options: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Match the files now in ``input_dir`` (trigger availableNow) and stop.
+
+    Matches go to ``output_dir/matches``, rejected events to ``output_dir/rejected``
+    (read them with :func:`read_output` or ``spark.read.parquet``). Calling it again after
+    new files arrive continues from ``checkpoint``. Returns a summary of this run:
+    micro-batches, input rows and the last batch id.
+    """
+    spark = active_session(spark)
+    source: dict[str, Any] = {"format": fmt, "path": str(input_dir)}
+    if schema is not None:
+        source["schema"] = schema
+    if source_options:
+        source["options"] = dict(source_options)
+    events = read_event_stream(spark, source)
+    result = match_stream(events, query, checkpoint=str(checkpoint), watermark=watermark, **options)
+    out = Path(output_dir)
+    running = result.to_parquet(str(out / "matches"), str(out / "rejected"))
+    running.awaitTermination()
+    progress = running.recentProgress
+    return {
+        "batches": len(progress),
+        "input_rows": sum(int(p["numInputRows"]) for p in progress),
+        "last_batch_id": progress[-1]["batchId"] if progress else None,
+    }
+
+
+def read_output(spark: SparkSession, path: str | Path, schema: T.StructType) -> DataFrame:
+    """Read a folder written by :meth:`StreamMatchResult.to_parquet`: the rows of every
+    micro-batch, with its ``batch_id`` (an empty DataFrame before the first batch)."""
+    folder = Path(path)
+    if folder.exists() and any(folder.glob("batch_id=*/*.parquet")):
+        return spark.read.parquet(str(folder))
+    empty = T.StructType([*schema.fields, T.StructField("batch_id", T.IntegerType())])
+    return spark.createDataFrame([], empty)
+
+
+def _event_time(time_field: str, dtype: T.DataType) -> Any:
+    c = F.col(time_field)
+    if isinstance(dtype, T.TimestampType):
+        return c
+    if isinstance(dtype, T.TimestampNTZType):
+        return c.cast("timestamp")
+    return F.timestamp_micros(F.round(c.cast("double") * 1_000_000).cast("long"))
+
+
+class _BatchWriter:
+    """foreachBatch sink: both outputs of a micro-batch into ``batch_id=<n>`` folders."""
+
+    def __init__(self, matches_path: str, rejected_path: str, schema: MatchSchema) -> None:
+        self.matches_path = matches_path
+        self.rejected_path = rejected_path
+        self.schema = schema
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        batch = batch.persist()
+        try:
+            matches, rejected = split_output(batch, self.schema)
+            matches.write.mode("overwrite").parquet(f"{self.matches_path}/batch_id={batch_id}")
+            rejected.write.mode("overwrite").parquet(f"{self.rejected_path}/batch_id={batch_id}")
+        finally:
+            batch.unpersist()
+
+
+def _print_batch(batch: DataFrame, batch_id: int) -> None:
+    rows = batch.collect()
+    if not rows:
+        return
+    print(f"--- micro-batch {batch_id}: {len(rows)} rows")
+    for row in rows:
+        d = row.asDict()
+        if d[KIND] == MATCH_KIND:
+            print("match   ", {k: v for k, v in d.items() if not k.startswith(INTERNAL_PREFIX)})
+        else:
+            print("rejected", {"id": d[REJECTED_ID], "reason": d[REASON], "record": d[RECORD]})
+
+
+def _trigger(stream: Any, available_now: bool, processing_time: str | None) -> Any:
+    if processing_time is not None:
+        return stream.trigger(processingTime=processing_time)
+    if available_now:
+        return stream.trigger(availableNow=True)
+    return stream
