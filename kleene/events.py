@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 MICROS = 1_000_000
@@ -46,77 +48,215 @@ def micros_to_datetime(value: int, tz: dt.tzinfo | None) -> dt.datetime:
     return moment.astimezone(tz) if tz is not None else moment.replace(tzinfo=None)
 
 
-@dataclass
 class EventBatch:
-    """A batch of events as columns.
+    """A batch of events as columns, converted to Python values only where needed.
 
-    ``times`` holds numbers (None where unreadable); ``time_kinds`` says per event
-    whether its time was a number or a datetime ("number", "datetime" or a reason string
-    when unreadable). ``columns`` holds the requested attributes (missing -> None).
+    ``types``, ``times``, ``time_kinds``, ``ids`` and ``column(attr)`` are per-event
+    Python lists (built on first use). ``times`` holds numbers (None where unreadable);
+    ``time_kinds`` says per event whether its time was a number or a datetime, or why
+    it is unreadable. The vectorized views (``types_array``, ``times_array``,
+    ``array``, ``kind``, ``time_kind``) let the matcher check and filter a whole batch
+    at once; ``take`` gives the Python values of chosen rows only.
     """
 
-    types: list[Any]
-    times: list[Any]
-    time_kinds: list[str]
-    ids: list[Any]
-    columns: dict[str, list[Any]]
-    tz: dt.tzinfo | None
-    _records: Sequence[Mapping[str, Any]] | pa.Table
+    def __init__(
+        self,
+        n: int,
+        fields: EventFields,
+        first: int,
+        *,
+        table: pa.Table | None = None,
+        rows: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.n = n
+        self.fields = fields
+        self.first = first
+        self.table = table
+        self.rows = rows
+        self.tz: dt.tzinfo | None = None
+        self._cache: dict[str, Any] = {}
+        self._read_times()
 
     def __len__(self) -> int:
-        return len(self.types)
+        return self.n
+
+    # --- per-event lists ------------------------------------------------------------
+
+    @property
+    def types(self) -> list[Any]:
+        if "types" not in self._cache:
+            self._cache["types"] = self._raw(self.fields.type_field)
+        return self._cache["types"]  # type: ignore[no-any-return]
+
+    @property
+    def ids(self) -> list[Any]:
+        if "ids" not in self._cache:
+            first = self.first
+            if self.table is not None:
+                raw = self._raw(self.fields.id_field)
+                ids = [first + j if v is None else v for j, v in enumerate(raw)]
+            else:
+                assert self.rows is not None
+                ids = [
+                    (row.get(self.fields.id_field, first + j) if isinstance(row, Mapping)
+                     else first + j)
+                    for j, row in enumerate(self.rows)
+                ]
+            self._cache["ids"] = ids
+        return self._cache["ids"]  # type: ignore[no-any-return]
+
+    def column(self, attr: str) -> list[Any]:
+        key = "col:" + attr
+        if key not in self._cache:
+            self._cache[key] = self._raw(attr)
+        return self._cache[key]  # type: ignore[no-any-return]
 
     def record(self, j: int) -> dict[str, Any]:
         """The j-th event as read, for the rejected-events output."""
-        if isinstance(self._records, pa.Table):
-            return dict(self._records.slice(j, 1).to_pylist()[0])
-        return dict(self._records[j])
+        if self.table is not None:
+            return dict(self.table.slice(j, 1).to_pylist()[0])
+        assert self.rows is not None
+        row = self.rows[j]
+        return dict(row) if isinstance(row, Mapping) else {"value": row}
+
+    def _raw(self, name: str) -> list[Any]:
+        if self.table is not None:
+            if name in self.table.column_names:
+                return self.table.column(name).to_pylist()  # type: ignore[no-any-return]
+            return [None] * self.n
+        assert self.rows is not None
+        return [row.get(name) if isinstance(row, Mapping) else None for row in self.rows]
+
+    # --- vectorized views ----------------------------------------------------------------
+
+    def types_array(self) -> np.ndarray:
+        if self.table is not None and self.fields.type_field in self.table.column_names:
+            return self.table.column(self.fields.type_field).to_numpy(zero_copy_only=False)
+        return np.asarray(self.types, dtype=object)
+
+    def kind(self, attr: str) -> str | None:
+        """"number" or "string" when every value of the column is one and none is
+        missing; None otherwise (then each event is checked on its own)."""
+        key = "kind:" + attr
+        if key not in self._cache:
+            self._cache[key] = self._kind(attr)
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def _kind(self, attr: str) -> str | None:
+        if self.table is not None:
+            if attr not in self.table.column_names:
+                return None
+            col = self.table.column(attr)
+            if col.null_count:
+                return None
+            if pa.types.is_integer(col.type):
+                return "number"
+            if pa.types.is_floating(col.type):
+                return None if pc.any(pc.is_nan(col)).as_py() else "number"
+            if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+                return "string"
+            return None
+        return column_kind(self.column(attr))
+
+    def array(self, attr: str) -> np.ndarray:
+        """The column as numpy (numbers as int64/float64, strings as objects)."""
+        key = "arr:" + attr
+        if key not in self._cache:
+            if self.table is not None and attr in self.table.column_names:
+                arr = self.table.column(attr).to_numpy(zero_copy_only=False)
+            else:
+                values = self.column(attr)
+                arr = np.asarray(values, dtype=object if self.kind(attr) != "number" else None)
+            self._cache[key] = arr
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def times_array(self) -> np.ndarray:
+        return np.asarray(self.times, dtype=np.float64 if self.time_kind == "number" else np.int64)
+
+    def take(self, attr: str, rows: np.ndarray) -> list[Any]:
+        """The Python values of one column at the given rows."""
+        if self.table is not None and attr in self.table.column_names:
+            return self.table.column(attr).take(rows).to_pylist()  # type: ignore[no-any-return]
+        values = self.column(attr)
+        return [values[i] for i in rows.tolist()]
+
+    # --- time ----------------------------------------------------------------------
+
+    def _read_times(self) -> None:
+        """Times as numbers (datetimes as epoch microseconds) with a per-event kind;
+        ``time_kind`` is the batch's single kind, or None when kinds differ or a time
+        is unreadable."""
+        name = self.fields.time_field
+        if self.table is not None:
+            self.times, self.time_kinds = self._arrow_times(name)
+        else:
+            assert self.rows is not None
+            times, kinds = [], []
+            for row in self.rows:
+                value = row.get(name) if isinstance(row, Mapping) else None
+                internal, kind = read_time(value)
+                times.append(internal)
+                kinds.append(kind)
+                if kind == "datetime" and self.tz is None:
+                    self.tz = getattr(value, "tzinfo", None)
+            self.times, self.time_kinds = times, kinds
+        found = set(self.time_kinds)
+        self.time_kind = found.pop() if len(found) == 1 else None
+        if self.time_kind not in ("number", "datetime"):
+            self.time_kind = None
+
+    def _arrow_times(self, name: str) -> tuple[list[Any], list[str]]:
+        assert self.table is not None
+        if name not in self.table.column_names:
+            return [None] * self.n, ["missing timestamp"] * self.n
+        col = self.table.column(name)
+        if pa.types.is_timestamp(col.type):
+            tz_name = col.type.tz
+            if tz_name:
+                import zoneinfo
+
+                self.tz = dt.UTC if tz_name.upper() == "UTC" else zoneinfo.ZoneInfo(tz_name)
+            micros = col.cast(pa.timestamp("us", tz_name)).cast(pa.int64()).to_pylist()
+            return micros, ["datetime" if v is not None else "missing timestamp" for v in micros]
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            values = col.to_pylist()
+            kinds = ["missing timestamp" if is_missing(v) else "number" for v in values]
+            return [None if is_missing(v) else v for v in values], kinds
+        read = [read_time(v) for v in col.to_pylist()]
+        return [r[0] for r in read], [r[1] for r in read]
 
 
-def read_batch(
-    events: Any, fields: EventFields, attributes: Iterable[str], first_position: int
-) -> EventBatch:
+def column_kind(column: list[Any]) -> str | None:
+    """"number" or "string" when every value is one and none is missing, else None."""
+    kinds = set(map(type, column))
+    if kinds == {str}:
+        return "string"
+    if kinds and kinds <= {int, float}:
+        if float in kinds and np.isnan(np.asarray(column, dtype=float)).any():
+            return None
+        return "number"
+    return None
+
+
+def read_batch(events: Any, fields: EventFields, first_position: int) -> EventBatch:
     """Read any supported input into an :class:`EventBatch`."""
-    attributes = list(attributes)
     if isinstance(events, pa.RecordBatch):
         events = pa.Table.from_batches([events])
     if isinstance(events, pa.Table):
-        return _from_arrow(events, fields, attributes, first_position)
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is a dependency
-        pd = None
-    if pd is not None and isinstance(events, pd.DataFrame):
+        return EventBatch(events.num_rows, fields, first_position, table=events)
+    import pandas as pd
+
+    if isinstance(events, pd.DataFrame):
         try:
             table = pa.Table.from_pandas(events, preserve_index=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
-            return _from_records(events.to_dict("records"), fields, attributes, first_position)
-        return _from_arrow(table, fields, attributes, first_position)
+            rows = events.to_dict("records")
+            return EventBatch(len(rows), fields, first_position, rows=rows)
+        return EventBatch(table.num_rows, fields, first_position, table=table)
     if isinstance(events, Mapping):
         events = [events]
-    return _from_records(list(events), fields, attributes, first_position)
-
-
-def _from_records(
-    rows: list[Mapping[str, Any]], fields: EventFields, attributes: list[str], first: int
-) -> EventBatch:
-    times, kinds, tz = [], [], None
-    for row in rows:
-        value, kind = read_time(row.get(fields.time_field) if isinstance(row, Mapping) else None)
-        times.append(value)
-        kinds.append(kind)
-        if kind == "datetime" and tz is None:
-            tz = getattr(row.get(fields.time_field), "tzinfo", None)
-    rows_ok = [row if isinstance(row, Mapping) else {} for row in rows]
-    return EventBatch(
-        types=[row.get(fields.type_field) for row in rows_ok],
-        times=times,
-        time_kinds=kinds,
-        ids=[row.get(fields.id_field, first + j) for j, row in enumerate(rows_ok)],
-        columns={a: [row.get(a) for row in rows_ok] for a in attributes},
-        tz=tz,
-        _records=rows,
-    )
+    rows = list(events)
+    return EventBatch(len(rows), fields, first_position, rows=rows)
 
 
 def read_time(value: Any) -> tuple[Any, str]:
@@ -131,41 +271,3 @@ def read_time(value: Any) -> tuple[Any, str]:
     if hasattr(value, "item") and isinstance(value.item(), int | float):  # numpy scalar
         return value.item(), "number"
     return None, f"timestamp {value!r} is neither a number nor a datetime"
-
-
-def _from_arrow(
-    table: pa.Table, fields: EventFields, attributes: list[str], first: int
-) -> EventBatch:
-    n = table.num_rows
-    names = set(table.column_names)
-    tz = None
-    if fields.time_field in names:
-        col = table.column(fields.time_field)
-        if pa.types.is_timestamp(col.type):
-            tz_name = col.type.tz
-            if tz_name:
-                import zoneinfo
-
-                tz = dt.UTC if tz_name.upper() == "UTC" else zoneinfo.ZoneInfo(tz_name)
-            micros = col.cast(pa.timestamp("us", tz_name)).cast(pa.int64()).to_pylist()
-            times = micros
-            kinds = ["datetime" if v is not None else "missing timestamp" for v in micros]
-        elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-            times = col.to_pylist()
-            kinds = ["missing timestamp" if is_missing(v) else "number" for v in times]
-            times = [None if is_missing(v) else v for v in times]
-        else:
-            read = [read_time(v) for v in col.to_pylist()]
-            times, kinds = [r[0] for r in read], [r[1] for r in read]
-    else:
-        times, kinds = [None] * n, ["missing timestamp"] * n
-    types = (
-        table.column(fields.type_field).to_pylist() if fields.type_field in names else [None] * n
-    )
-    if fields.id_field in names:
-        raw_ids = table.column(fields.id_field).to_pylist()
-        ids = [first + j if v is None else v for j, v in enumerate(raw_ids)]
-    else:
-        ids = list(range(first, first + n))
-    columns = {a: (table.column(a).to_pylist() if a in names else [None] * n) for a in attributes}
-    return EventBatch(types, times, kinds, ids, columns, tz, table)

@@ -155,6 +155,7 @@ def build_plan(
                 postponed=len(early) < len(conds),
                 proceed=proceed,
                 last=ci == len(positive) - 1,
+                properties=tuple(properties),
                 property_text=tuple(_text(c) for c in properties),
                 edge_text=tuple(_text(c) for c in conds[len(properties) :]),
                 proceed_text=tuple(_text(c) for c in end),

@@ -42,7 +42,8 @@ class State:
     postponed: bool  # whether ``edge`` checks more than ``relaxed`` does
     proceed: Callable[[StateVector], bool] | None
     last: bool
-    property_text: tuple[str, ...]  # single-event properties of the begin/take edge
+    properties: tuple[ast.Expr, ...]  # single-event properties of the begin/take edge
+    property_text: tuple[str, ...]
     edge_text: tuple[str, ...]  # its relationships (they read the state vector)
     proceed_text: tuple[str, ...]
 

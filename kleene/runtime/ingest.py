@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from kleene.compiler.plan import Plan
-from kleene.events import is_missing
+from kleene.events import EventBatch, is_missing
 
 
 def value_kind(value: Any) -> str:
@@ -49,11 +49,13 @@ class Validator:
             if len(found) == 1 and None not in found:
                 self.learned[group] = found.pop()  # type: ignore[assignment]
 
-    def clean_types(self, columns: dict[str, list[Any]], present: set[Any]) -> set[str]:
+    def clean_types(self, batch: EventBatch) -> set[str]:
         """Event types whose every event in this batch passes: each required column holds
         values of one known kind, with nothing missing. Checked column-wise, so the
         per-event check runs only for the other types."""
-        column_kind = {attr: _column_kind(col) for attr, col in columns.items()}
+        needed = {a for attrs in self.required.values() for a in attrs}
+        column_kind = {attr: batch.kind(attr) for attr in needed}
+        present = set(np.unique(batch.types_array().astype(str)).tolist())
         self._learn_from_columns(column_kind, present)
         clean = set()
         for etype, attrs in self.required.items():
@@ -69,12 +71,12 @@ class Validator:
                 clean.add(etype)
         return clean
 
-    def problem(self, etype: Any, columns: dict[str, list[Any]], j: int) -> str | None:
+    def problem(self, etype: Any, batch: EventBatch, j: int) -> str | None:
         """The reason to reject event ``j`` of the batch, or None when it is fine."""
         if etype is None:
             return "missing event type"
         for attr in self.required.get(etype, ()):
-            value = columns[attr][j]
+            value = batch.column(attr)[j]
             if is_missing(value):
                 return f"missing attribute {attr!r} for event type {etype!r}"
             kind = value_kind(value)
@@ -88,18 +90,6 @@ class Validator:
                     f"expected a {expected}"
                 )
         return None
-
-
-def _column_kind(column: list[Any]) -> str | None:
-    """ "number" or "string" when every value is one and none is missing, else None."""
-    kinds = set(map(type, column))
-    if kinds == {str}:
-        return "string"
-    if kinds and kinds <= {int, float}:
-        if float in kinds and np.isnan(np.asarray(column, dtype=float)).any():
-            return None
-        return "number"
-    return None
 
 
 class ReorderBuffer:

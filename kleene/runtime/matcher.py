@@ -16,16 +16,26 @@ import pickle
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from kleene.compiler.plan import Negation, Plan
-from kleene.events import MICROS, EventFields, micros_to_datetime, read_batch, read_time
+from kleene.events import (
+    MICROS,
+    EventBatch,
+    EventFields,
+    micros_to_datetime,
+    read_batch,
+    read_time,
+)
 from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
+from kleene.runtime.core import Completion, Core
 from kleene.runtime.ingest import ReorderBuffer, Validator
 from kleene.runtime.negation import NegationState, violated
-from kleene.runtime.core import Completion, Core
 from kleene.runtime.nfa.engine import NfaEngine
-from kleene.runtime.postpone import PostponeCore
 from kleene.runtime.output import NonOverlapState
+from kleene.runtime.postpone import PostponeCore
+from kleene.runtime.prefilter import Prefilter
 
 SWEEP_EVERY = 4096
 NEVER = float("inf")
@@ -78,6 +88,7 @@ class Matcher:
         self.plan = plan
         self.config = config
         self.engine = make_core(plan, config)
+        self.prefilter = Prefilter(plan)
         self.st: MatcherState = pickle.loads(state) if state else MatcherState(self.engine)
         self.validator = Validator(plan, self.st.learned_kinds)
         self.trailing = [n for n in plan.negations if n.after is None]
@@ -94,36 +105,98 @@ class Matcher:
         self.component_of_state = [s.component for s in plan.states]
         self.var_of_component = list(plan.positive_vars)
         self.n_components = len(plan.positive_vars)
+        # where a keyed event type's partition key is (none for a query with one partition)
+        self.key_index = dict(plan.key_index) if plan.routed else {}
 
     # --- public API ---------------------------------------------------------------
 
     def push(self, events: Any) -> list[Match]:
         """Feed events in time order; return the matches that became final."""
-        st = self.st
-        batch = read_batch(events, self.config.fields, self.plan.attributes, st.arrived)
+        batch = read_batch(events, self.config.fields, self.st.arrived)
         out: list[Match] = []
-        columns = [batch.columns[a] for a in self.plan.attributes]
-        clean = self.validator.clean_types(batch.columns, set(batch.types))
+        if len(batch):
+            clean = self.validator.clean_types(batch)
+            if self._vectorizable(batch, clean):
+                self._push_relevant(batch, clean, out)
+            else:
+                self._push_each(batch, clean, out)
+        return out
+
+    def _vectorizable(self, batch: EventBatch, clean: set[str]) -> bool:
+        """Whether the batch needs no per-event admission: one time kind, in order and
+        not late, every event typed and valid, and (skip-till strategies) events no
+        state accepts can simply be skipped."""
+        st = self.st
+        if not self.only_pattern_types or self.config.allowed_lateness:
+            return False
+        if batch.time_kind is None or st.time_kind not in (None, batch.time_kind):
+            return False
+        types = batch.types_array()
+        present = {t for t in np.unique(types.astype(str)).tolist()}
+        if any(t is None for t in types.tolist()) or not (present & self.types) <= clean:
+            return False
+        times = batch.times_array()
+        horizon = self._horizon()
+        return bool(np.all(times[1:] >= times[:-1])) and (horizon is None or times[0] >= horizon)
+
+    def _push_relevant(self, batch: EventBatch, clean: set[str], out: list[Match]) -> None:
+        """Process only the events some state may accept (match-windows paper, section
+        4.2); the others take their stream positions and move time on."""
+        st = self.st
+        if st.time_kind is None:
+            st.time_kind, st.tz = batch.time_kind, batch.tz
+        if self.prefilter.useful:
+            mask = self.prefilter.relevant(batch, clean)
+        else:
+            mask = np.isin(batch.types_array(), list(self.types))
+        rows = np.flatnonzero(mask)
+        base = st.position
+        types = batch.types_array()[rows].tolist()
+        times = [batch.times[i] for i in rows.tolist()]
+        ids = [batch.ids[i] for i in rows.tolist()]
+        columns = [batch.take(a, rows) for a in self.plan.attributes]
+        for k, j in enumerate(rows.tolist()):
+            e = (types[k], times[k], ids[k], *(col[k] for col in columns))
+            self._process(e, out, base + j)
+        n = len(batch)
+        st.arrived += n
+        st.position = base + n
+        st.clock = batch.times[-1]
+        st.since_sweep += n - len(rows)
+        if st.pending and st.pending[0][0] < st.clock:
+            self._decide_pending(st.clock, out)
+        if st.since_sweep >= SWEEP_EVERY:
+            self._sweep(st.clock)
+
+    def _push_each(self, batch: EventBatch, clean: set[str], out: list[Match]) -> None:
+        """Admit the batch event by event: validation, order and lateness."""
+        st = self.st
+        columns = [batch.column(a) for a in self.plan.attributes]
+        if self.prefilter.useful:
+            relevant = self.prefilter.relevant(batch, clean).tolist()
+        else:
+            relevant = [True] * len(batch)
+        types, times, kinds, ids = batch.types, batch.times, batch.time_kinds, batch.ids
         for j in range(len(batch)):
             arrival = st.arrived
             st.arrived += 1
-            reason = self._time_problem(batch.time_kinds[j])
-            etype = batch.types[j]
+            reason = self._time_problem(kinds[j])
+            etype = types[j]
             if reason is None and etype in self.types and etype not in clean:
-                reason = self.validator.problem(etype, batch.columns, j)
+                reason = self.validator.problem(etype, batch, j)
             elif reason is None and etype is None:
                 reason = "missing event type"
             if reason is not None:
-                self._reject(batch.ids[j], None, reason, batch.record(j))
+                self._reject(ids[j], None, reason, batch.record(j))
                 continue
             if st.time_kind is None:
-                st.time_kind, st.tz = batch.time_kinds[j], batch.tz
-            t = batch.times[j]
-            e = (etype, t, batch.ids[j], *(col[j] for col in columns))
+                st.time_kind, st.tz = kinds[j], batch.tz
+            t = times[j]
+            e = (etype, t, ids[j], *(col[j] for col in columns))
             horizon = self._horizon()
             if horizon is not None and t < horizon:
                 self._reject(
-                    batch.ids[j],
+                    ids[j],
                     None,
                     f"late event: time {self._time_out(t)!r} is before the stream's "
                     f"current time {self._time_out(horizon)!r} (minus the allowed "
@@ -132,19 +205,20 @@ class Matcher:
                 )
                 continue
             if self.config.allowed_lateness:
-                st.reorder.push(t, arrival, e)
-                for ready in st.reorder.release(st.reorder.max_seen - self._lateness()):
-                    self._process(ready, out)
-            else:
+                st.reorder.push(t, arrival, (e, relevant[j]))
+                for ready, useful in st.reorder.release(st.reorder.max_seen - self._lateness()):
+                    self._process(ready, out) if useful else self._pass(ready, out)
+            elif relevant[j]:
                 self._process(e, out)
-        return out
+            else:
+                self._pass(e, out)
 
     def advance_to(self, time: Any) -> list[Match]:
         """No event before ``time`` will come: release, decide and prune up to it."""
         out: list[Match] = []
         internal = self._time_in(time)
-        for ready in self.st.reorder.release(internal):
-            self._process(ready, out)
+        for ready, useful in self.st.reorder.release(internal):
+            self._process(ready, out) if useful else self._pass(ready, out)
         if self.st.clock is None or internal > self.st.clock:
             self.st.clock = internal
         self._decide_pending(internal, out)
@@ -154,8 +228,8 @@ class Matcher:
     def flush(self) -> list[Match]:
         """End of stream: every held event is processed and every match decided."""
         out: list[Match] = []
-        for ready in self.st.reorder.release(None):
-            self._process(ready, out)
+        for ready, useful in self.st.reorder.release(None):
+            self._process(ready, out) if useful else self._pass(ready, out)
         self._decide_pending(NEVER, out, everything=True)
         return out
 
@@ -196,7 +270,7 @@ class Matcher:
 
     def _window(self) -> float | None:
         w = self.plan.window
-        return None if w is None else w * self._scale()
+        return None if w is None else w * (MICROS if self.st.time_kind == "datetime" else 1)
 
     def _horizon(self) -> Any:
         """Events before this time are late."""
@@ -223,11 +297,13 @@ class Matcher:
 
     # --- the stream ---------------------------------------------------------------
 
-    def _process(self, e: tuple[Any, ...], out: list[Match]) -> None:
+    def _process(self, e: tuple[Any, ...], out: list[Match], position: int | None = None) -> None:
+        """One event the automaton may accept, at its stream position."""
         st = self.st
         t = e[1]
-        position = st.position
-        st.position += 1
+        if position is None:
+            position = st.position
+            st.position += 1
         st.clock = t
         window = self._window()
         if st.pending and st.pending[0][0] < t:
@@ -244,23 +320,33 @@ class Matcher:
         for negation in self.by_type_negations.get(etype, ()):
             st.negation.add(negation, partition or (), position, e)
 
+    def _pass(self, e: tuple[Any, ...], out: list[Match]) -> None:
+        """An event no state can accept (see :mod:`kleene.runtime.prefilter`): it takes a
+        stream position and moves time on; under strict or partition contiguity it ends
+        every run of its partition, as no edge of theirs could follow it."""
+        st = self.st
+        t = e[1]
+        st.position += 1
+        st.clock = t
+        if st.pending and st.pending[0][0] < t:
+            self._decide_pending(t, out)
+        if not self.only_pattern_types:
+            partition = self._partition(e)
+            if partition is not None:
+                self.engine.drop_partition(st.core, partition)
+
     def _partition(self, e: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """The partition whose runs see this event; None when no run can."""
-        plan = self.plan
         etype = e[0]
-        if not plan.routed:
-            if self.only_pattern_types and etype not in self.types:
-                return None
-            return ()
-        index = plan.key_index.get(etype)
-        if index is None:
-            if self.only_pattern_types or not plan.common_key_index:
-                return None
-            index = plan.common_key_index
-        key = tuple(e[i] for i in index)
-        if any(v is None for v in key):
+        index = self.key_index.get(etype)
+        if index is not None:  # a keyed type: validated, its key values are present
+            return tuple([e[i] for i in index])
+        if not self.plan.routed:  # one partition
+            return () if etype in self.types or not self.only_pattern_types else None
+        if self.only_pattern_types or not self.plan.common_key_index:
             return None
-        return key
+        key = tuple([e[i] for i in self.plan.common_key_index])
+        return None if any(v is None for v in key) else key
 
     def _complete(self, completions: list[Completion], t: Any, out: list[Match]) -> None:
         st = self.st

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, note
+from hypothesis import strategies as st
 
 import kleene
 from kleene import oracle
@@ -69,3 +71,24 @@ def test_postponing_equals_oracle(
     case: tuple[str, list[dict[str, Any]]], output: ast.OutputFormat
 ) -> None:
     check(*case, ast.Strategy.SKIP_TILL_ANY_MATCH, output, "postpone")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.value)
+@given(case=cases(), cuts=st.lists(st.integers(0, 12), max_size=4))
+def test_arrow_batches_equal_one_list(
+    case: tuple[str, list[dict[str, Any]]], cuts: list[int], strategy: ast.Strategy
+) -> None:
+    """Pushing the stream as several pyarrow batches (the vectorized admission path)
+    gives the matches of one list of dicts."""
+    text, events = case
+    q = kleene.compile(text, strategy=strategy)
+    whole = {_key(m.ids()): m.values() for m in q.run(events)}
+    m = q.matcher()
+    found = []
+    bounds = [0, *sorted(c for c in cuts if c <= len(events)), len(events)]
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        if hi > lo:
+            found += m.push(pa.Table.from_pylist(events[lo:hi]))
+    found += m.flush()
+    assert {_key(x.ids()): x.values() for x in found} == whole
+    assert len(found) == len(whole)
