@@ -135,7 +135,9 @@ def build_plan(
         # SASE++ early filters (section 5.2): the conjuncts that read only the event and
         # single variables' values hold or fail the same way for every subset of a
         # Kleene array (true- and false-value consistent), so they can run on the fly
-        early = [c for c in conds if all(_fixed(s) for s in codegen.slots_needed(c, comp.var, kind))]
+        early = [
+            c for c in conds if all(map(_fixed, codegen.slots_needed(c, comp.var, kind)))
+        ]
         relaxed = _edge_function(
             f"relaxed_{index}", comp, kind, early, ctx, layout, attr_index, fixed_only=True
         )

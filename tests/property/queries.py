@@ -158,5 +158,5 @@ def cases(draw: Any) -> tuple[str, list[dict[str, Any]]]:
     """A query and a stream whose events mostly have the query's types."""
     text = draw(queries())
     used = sorted({t for t in TYPES if f"{t} v" in text or f"{t}+ v" in text})
-    types = tuple(used) + ("E",) if draw(st.booleans()) else tuple(used)
+    types = (*used, "E") if draw(st.booleans()) else tuple(used)
     return text, draw(streams(types=types))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -86,7 +87,7 @@ def test_arrow_batches_equal_one_list(
     m = q.matcher()
     found = []
     bounds = [0, *sorted(c for c in cuts if c <= len(events)), len(events)]
-    for lo, hi in zip(bounds, bounds[1:], strict=False):
+    for lo, hi in itertools.pairwise(bounds):
         if hi > lo:
             found += m.push(pa.Table.from_pylist(events[lo:hi]))
     found += m.flush()
