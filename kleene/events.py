@@ -86,7 +86,7 @@ class EventBatch:
     def types(self) -> list[Any]:
         if "types" not in self._cache:
             self._cache["types"] = self._raw(self.fields.type_field)
-        return self._cache["types"]  # type: ignore[no-any-return]
+        return self._cache["types"]
 
     @property
     def ids(self) -> list[Any]:
@@ -103,13 +103,13 @@ class EventBatch:
                     for j, row in enumerate(self.rows)
                 ]
             self._cache["ids"] = ids
-        return self._cache["ids"]  # type: ignore[no-any-return]
+        return self._cache["ids"]
 
     def column(self, attr: str) -> list[Any]:
         key = "col:" + attr
         if key not in self._cache:
             self._cache[key] = self._raw(attr)
-        return self._cache[key]  # type: ignore[no-any-return]
+        return self._cache[key]
 
     def record(self, j: int) -> dict[str, Any]:
         """The j-th event as read, for the rejected-events output."""
@@ -122,7 +122,7 @@ class EventBatch:
     def _raw(self, name: str) -> list[Any]:
         if self.table is not None:
             if name in self.table.column_names:
-                return self.table.column(name).to_pylist()  # type: ignore[no-any-return]
+                return self.table.column(name).to_pylist()
             return [None] * self.n
         assert self.rows is not None
         return [row.get(name) if isinstance(row, Mapping) else None for row in self.rows]
@@ -140,7 +140,7 @@ class EventBatch:
         key = "kind:" + attr
         if key not in self._cache:
             self._cache[key] = self._kind(attr)
-        return self._cache[key]  # type: ignore[no-any-return]
+        return self._cache[key]
 
     def _kind(self, attr: str) -> str | None:
         if self.table is not None:
@@ -168,7 +168,7 @@ class EventBatch:
                 values = self.column(attr)
                 arr = np.asarray(values, dtype=object if self.kind(attr) != "number" else None)
             self._cache[key] = arr
-        return self._cache[key]  # type: ignore[no-any-return]
+        return self._cache[key]
 
     def times_array(self) -> np.ndarray:
         return np.asarray(self.times, dtype=np.float64 if self.time_kind == "number" else np.int64)
@@ -176,7 +176,7 @@ class EventBatch:
     def take(self, attr: str, rows: np.ndarray) -> list[Any]:
         """The Python values of one column at the given rows."""
         if self.table is not None and attr in self.table.column_names:
-            return self.table.column(attr).take(rows).to_pylist()  # type: ignore[no-any-return]
+            return self.table.column(attr).take(rows).to_pylist()
         values = self.column(attr)
         return [values[i] for i in rows.tolist()]
 

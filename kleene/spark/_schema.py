@@ -96,9 +96,8 @@ def build_match_schema(
     by_name = {f.name: f.dataType for f in schema.fields}
     id_type = by_name.get(columns.id_field, T.LongType())
     time_type = by_name.get(columns.time_field, T.DoubleType())
-    kinds = {c.var: c.kleene for c in query.pattern.components}
     attr_types = _AttrTypes(by_name, columns, id_type, time_type)
-    return_types = tuple(infer_type(item.expr, attr_types, kinds) for item in query.returns)
+    return_types = tuple(infer_type(item.expr, attr_types) for item in query.returns)
     names = [*FIXED_COLUMNS, *variables, *return_names]
     seen: set[str] = set()
     for name in names:
@@ -128,9 +127,7 @@ class _AttrTypes:
         return self.by_name.get(attr, T.StringType())
 
 
-def infer_type(
-    expr: ast.Expr, attrs: _AttrTypes, kinds: Mapping[str, bool] | None = None
-) -> T.DataType:
+def infer_type(expr: ast.Expr, attrs: _AttrTypes) -> T.DataType:
     """The Spark type of a RETURN expression's value."""
     if isinstance(expr, ast.Literal):
         return _literal_type(expr.value)
@@ -143,14 +140,14 @@ def infer_type(
     if isinstance(expr, ast.Unary):
         if expr.op is ast.UnOp.NOT:
             return T.BooleanType()
-        return _numeric(infer_type(expr.operand, attrs, kinds))
+        return _numeric(infer_type(expr.operand, attrs))
     if isinstance(expr, ast.Binary):
         if not expr.op.is_arithmetic:
             return T.BooleanType()
         if expr.op is ast.BinOp.DIV:
             return T.DoubleType()
-        left = infer_type(expr.left, attrs, kinds)
-        right = infer_type(expr.right, attrs, kinds)
+        left = infer_type(expr.left, attrs)
+        right = infer_type(expr.right, attrs)
         if isinstance(left, _INTEGRAL) and isinstance(right, _INTEGRAL):
             return T.LongType()
         return T.DoubleType()

@@ -36,7 +36,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kleene.spark._prepare import TIME
@@ -45,36 +45,31 @@ SLICE = "kleene__slice"
 
 
 def boundaries(
-    df: DataFrame, slices: int, window: float, *, relative_error: float = 0.001
+    df: DataFrame, slices: int, min_width: float, *, relative_error: float = 0.001
 ) -> list[float]:
-    """Up to ``slices - 1`` cut points, at time quantiles so slices hold similar counts.
+    """Up to ``slices - 1`` cut points at time quantiles, so slices hold similar numbers
+    of events (one approxQuantile job).
 
-    Cuts closer together than the window are merged: a slice narrower than W would hold
-    mostly margin.
+    A cut closer than ``min_width`` to the previous cut, to the first time or to the
+    last time is left out: a slice narrower than the window would be mostly margin.
     """
     if slices <= 1:
         return []
-    probs = [k / slices for k in range(1, slices)]
-    quantiles = df.approxQuantile(TIME, probs, relative_error)
+    probs = [k / slices for k in range(slices + 1)]
+    quantiles = [
+        float(q)
+        for q in df.approxQuantile(TIME, probs, relative_error)
+        if q is not None and not math.isnan(q)
+    ]
+    if len(quantiles) < 2:
+        return []
+    first, last = quantiles[0], quantiles[-1]
     cuts: list[float] = []
-    for q in quantiles:
-        if q is None or math.isnan(q):
-            continue
-        if not cuts or q - cuts[-1] > window:
-            cuts.append(float(q))
+    for q in quantiles[1:-1]:
+        previous = cuts[-1] if cuts else first
+        if q - previous > min_width and last - q > min_width:
+            cuts.append(q)
     return cuts
-
-
-def auto_slices(df: DataFrame, parallelism: int, window: float) -> int:
-    """Slices for ``slice="auto"``: two per core, fewer when the time span is short
-    compared with the window (each slice should span at least 4 W, so the margins add
-    at most half as many events again)."""
-    stats = df.agg(F.min(TIME).alias("lo"), F.max(TIME).alias("hi")).first()
-    if stats is None or stats["lo"] is None:
-        return 1
-    span = float(stats["hi"]) - float(stats["lo"])
-    by_span = 2 * parallelism if window <= 0 else int(span // (4 * window))
-    return max(1, min(2 * parallelism, by_span))
 
 
 def with_slices(df: DataFrame, cuts: Sequence[float], window: float) -> DataFrame:
@@ -108,3 +103,24 @@ def _margin(cut: float, window: float) -> float:
     """W, widened by a few ulps: extra margin events change nothing (they lie more than
     W away from every owned match), missing ones would."""
     return window + 1e-9 * (abs(cut) + abs(window)) + 1e-12
+
+
+def placed_slice_column(spark: SparkSession, slices: int) -> Column:
+    """A column whose hash puts slice k into shuffle partition k of ``slices``.
+
+    Spark's hash partitioning sends a row to ``pmod(hash(columns), n)``; hashing the
+    slice numbers themselves would send several slices to one partition and leave
+    others empty. For each k this picks a small integer whose hash lands in partition k
+    (Spark computes the hashes, so the choice follows its own function). Correctness
+    never depends on it: only the balance does.
+    """
+    residues = (
+        spark.range(0, 64 * slices)
+        .select("id", F.pmod(F.hash("id"), F.lit(slices)).alias("p"))
+        .collect()
+    )
+    chosen: dict[int, int] = {}
+    for row in residues:
+        chosen.setdefault(int(row["p"]), int(row["id"]))
+    values = [chosen.get(k, k) for k in range(slices)]
+    return F.element_at(F.array(*[F.lit(v) for v in values]), F.col(SLICE) + 1)

@@ -49,8 +49,7 @@ from kleene.spark._prepare import (
 from kleene.spark._query import QuerySpec, key_routing, resolve_query, slice_blocker
 from kleene.spark._rows import combined_schema, split_output
 from kleene.spark._schema import build_match_schema
-from kleene.spark._session import active_session
-from kleene.spark._slicing import SLICE, auto_slices, boundaries, with_slices
+from kleene.spark._slicing import SLICE, boundaries, placed_slice_column, with_slices
 from kleene.spark._worker import GroupMatcher
 
 Method = Literal["map", "group"]
@@ -111,17 +110,20 @@ def match(
     go to :func:`kleene.compile` (strategy, output, max_runs, ...).
 
     ``partition_by`` overrides the inferred partition key (the caller vouches that no
-    match mixes its values). ``slice`` splits each partition's time line into that many
-    slices (``"auto"``: two per core, fewer for a short time span) when the query allows
-    it (WITHIN and the ``all`` output format); otherwise one slice is used and
-    ``result.layout.note`` says why.
+    match mixes its values). ``slice`` (an int) splits each partition's time line into
+    up to that many slices when the query allows it (WITHIN and the ``all`` output
+    format); otherwise one slice is used and ``result.layout.note`` says why.
+    ``"auto"`` slices only queries that are not split by key (the key already spreads
+    the work), into two slices per core, each at least four windows wide.
 
     The result equals ``query.run`` over ``df`` sorted by time (ties in input order):
     the same matches (compare ``Match.ids()`` with the variable columns) and the same
     rejected events. Every variable column is an ``array`` of event ids, also for single
     variables.
     """
-    spark = active_session(spark if spark is not None else df.sparkSession)
+    if method not in ("map", "group"):
+        raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
+    spark = spark if spark is not None else df.sparkSession
     spec, q = resolve_query(
         query,
         time_field=time_field,
@@ -139,19 +141,23 @@ def match(
 
     cuts: list[float] = []
     note = ""
+    parallelism = spark.sparkContext.defaultParallelism
     if slice is not None:
         blocker = slice_blocker(q)
         if blocker is not None:
             note = f"not sliced: {blocker}"
         elif columns.time_field not in df.columns:
             note = "not sliced: the input has no time column"
+        elif slice == "auto" and routing is not None:
+            note = "not sliced: the partition key already spreads the work (auto)"
         else:
             assert q.window is not None
             window = q.window * time_scale(df, columns.time_field)
             prepared = with_numeric_time(prepared, columns)
-            parallelism = spark.sparkContext.defaultParallelism
-            n = auto_slices(prepared, parallelism, window) if slice == "auto" else int(slice)
-            cuts = boundaries(prepared, n, window)
+            if slice == "auto":
+                cuts = boundaries(prepared, 2 * parallelism, 4 * window)
+            else:
+                cuts = boundaries(prepared, int(slice), window)
             if cuts:
                 prepared = with_slices(prepared, cuts, window)
                 group_cols.append(SLICE)
@@ -164,20 +170,26 @@ def match(
     order = [columns.time_field, POS] if columns.time_field in df.columns else [POS]
 
     if method == "map":
-        partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
-        if group_cols:
+        if routing is not None:
+            # several partitions per core: tasks are scheduled as cores free up, so a
+            # few large keys do not leave a core idle
+            partitions = max(
+                int(spark.conf.get("spark.sql.shuffle.partitions") or 1), 4 * parallelism
+            )
             shuffled = prepared.repartition(partitions, *group_cols)
+        elif cuts:
+            shuffled = prepared.repartition(
+                len(cuts) + 1, placed_slice_column(spark, len(cuts) + 1)
+            )
         else:
             shuffled = prepared.repartition(1)
         shuffled = shuffled.sortWithinPartitions(*group_cols, *order)
         combined = shuffled.mapInArrow(worker.map_batches, out_schema)
-    elif method == "group":
+    else:
         if not group_cols:
             prepared = prepared.withColumn("kleene__all", F.lit(0))
             group_cols = ["kleene__all"]
         combined = prepared.groupBy(*group_cols).applyInArrow(_group_function(worker), out_schema)
-    else:
-        raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
 
     matches, rejected = split_output(combined, schema)
     layout = Layout(routing.names if routing else (), tuple(cuts), method, note)

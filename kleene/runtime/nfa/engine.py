@@ -77,7 +77,7 @@ class NfaEngine:
         window: float | None,
     ) -> list[Completion]:
         """Advance the runs of ``partition`` over one event; return the completions."""
-        completed: list[Completion] = []
+        completed: list[tuple[Any, tuple[Any, ...]]] = []
         runs = st.partitions.get(partition)
         t = e[1]
         survivors: list[Run] = []

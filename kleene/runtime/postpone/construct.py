@@ -46,12 +46,12 @@ def construct(
             continue
         item = items[k]
         if len(item) == 3:
-            state_index, position, e = item  # type: ignore[misc]
-            vector = states[state_index].edge(e, vector)
-            if vector is not None:
-                stack.append((k + 1, vector, ((state_index, position, e[2], e[1]), chosen), 0, 0))
+            state_index, position, e = item
+            begun = states[state_index].edge(e, vector)
+            if begun is not None:
+                stack.append((k + 1, begun, ((state_index, position, e[2], e[1]), chosen), 0, 0))
             continue
-        first, candidates, length, forced, fixed = item  # type: ignore[misc]
+        first, candidates, length, forced, fixed = item
         take = states[first + 1]
         if count and not forced and take.proceed(vector):  # type: ignore[misc]
             stack.append((k + 1, vector, chosen, 0, 0))  # the array ends here
