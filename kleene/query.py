@@ -13,6 +13,7 @@ from kleene.errors import QueryError
 from kleene.events import EventFields
 from kleene.lang import ast, parse, validate
 from kleene.match import Match, RejectedEvent
+from kleene.runtime.choice import choose_engine
 from kleene.runtime.matcher import Matcher, MatcherConfig
 
 DEFAULT_MAX_RUNS = 1_000_000
@@ -50,7 +51,7 @@ class Query:
         id_field: str = "id",
         allowed_lateness: float = 0,
         max_runs: int = DEFAULT_MAX_RUNS,
-        engine: str = "nfa",
+        engine: str = "auto",
     ) -> None:
         if allowed_lateness < 0:
             raise ValueError("allowed_lateness must be >= 0")
@@ -69,8 +70,9 @@ class Query:
             fields=EventFields(type_field, time_field, id_field),
             allowed_lateness=allowed_lateness,
             max_runs=max_runs,
-            engine=engine,
+            engine=choose_engine(self.plan, engine)[0],
         )
+        self.engine_reason = choose_engine(self.plan, engine)[1]
 
     # --- facts about the query ----------------------------------------------------
 
@@ -130,7 +132,7 @@ class Query:
 
     def explain(self) -> str:
         """The compiled automaton with its edge formulas, as text."""
-        return explain_plan(self.plan)
+        return f"engine: {self.config.engine} ({self.engine_reason})\n" + explain_plan(self.plan)
 
     def __repr__(self) -> str:
         return f"kleene.compile({self.text!r})"
@@ -143,5 +145,6 @@ def _match_order(m: Match) -> tuple[int, int, tuple[int, ...]]:
 
 def compile(text: str, **options: Any) -> Query:
     """Compile a query. Options: strategy, output, time_field, type_field, id_field,
-    allowed_lateness, max_runs. Raises QuerySyntaxError / QueryError."""
+    allowed_lateness, max_runs, engine ("auto", "nfa", "merge", "postpone").
+    Raises QuerySyntaxError / QueryError."""
     return Query(text, **options)

@@ -96,3 +96,18 @@ def test_explain_shows_the_automaton():
         "window: 3600",
     ):
         assert needle in text
+
+
+def test_auto_engine_postpones_kleene_under_skip_till_any_match():
+    q = kleene.compile("PATTERN SEQ(A a, B+ b[], C c) WHERE skip_till_any_match { }")
+    assert q.config.engine == "postpone"
+    assert q.explain().startswith("engine: postpone (Kleene closure under skip till any")
+    assert kleene.compile(QUERY3).config.engine == "nfa"
+    assert kleene.compile(QUERY3, engine="merge").config.engine == "merge"
+
+
+def test_engine_errors():
+    with pytest.raises(kleene.QueryError, match="postponing engine"):
+        kleene.compile(QUERY3, engine="postpone")
+    with pytest.raises(kleene.QueryError, match="unknown engine"):
+        kleene.compile(QUERY3, engine="fastest")

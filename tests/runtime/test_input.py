@@ -148,9 +148,20 @@ def test_state_is_pruned_by_the_window_on_a_long_stream():
 
 
 def test_run_limit_raises_a_clear_error():
-    q = kleene.compile("PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match { }", max_runs=1000)
+    q = kleene.compile(
+        "PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match { }", max_runs=1000, engine="nfa"
+    )
     with pytest.raises(kleene.RunLimitError, match="max_runs"):
         q.run([{"type": "A", "timestamp": i} for i in range(30)])
+
+
+def test_postponed_construction_is_capped_too():
+    # 2**30 - 1 subsets of the A events end at the B event
+    q = kleene.compile("PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match { }", max_runs=1000)
+    assert q.config.engine == "postpone"
+    events = [{"type": "A", "timestamp": i} for i in range(30)] + [{"type": "B", "timestamp": 30}]
+    with pytest.raises(kleene.RunLimitError, match="max_runs"):
+        q.run(events)
 
 
 def test_option_errors():

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from kleene.compiler.plan import Plan, State
-from kleene.errors import QueryError, RunLimitError
+from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
 from kleene.runtime.core import Completion
 from kleene.runtime.postpone.construct import Anchor, Segment, construct
@@ -48,11 +48,7 @@ class PostponeCore:
     """Finds the positive pattern's matches by postponed predicates (skip till any)."""
 
     def __init__(self, plan: Plan, max_runs: int) -> None:
-        if plan.strategy is not Strategy.SKIP_TILL_ANY_MATCH:
-            raise QueryError(
-                "the postponing engine evaluates skip_till_any_match only; use engine='nfa' "
-                f"for {plan.strategy.value}"
-            )
+        assert plan.strategy is Strategy.SKIP_TILL_ANY_MATCH, "see runtime.choice"
         self.plan = plan
         self.states = plan.states
         self.max_runs = max_runs
