@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kleene.collapsed import CollapsedMatch, Result
 from kleene.compiler import build_plan
 from kleene.compiler.explain import explain_plan
 from kleene.compiler.plan import Plan
@@ -23,7 +24,7 @@ DEFAULT_MAX_RUNS = 1_000_000
 class RunResult:
     """Everything one batch run produced."""
 
-    matches: list[Match]
+    matches: list[Result]
     rejected: list[RejectedEvent] = field(default_factory=list)
 
 
@@ -128,7 +129,18 @@ class Query:
 
     def run(self, events: Any) -> list[Match]:
         """All matches over a finite input, ordered by last event, then first event."""
-        return self.run_detailed(events).matches
+        if self.output is ast.OutputFormat.COLLAPSED:
+            raise QueryError("this query returns collapsed matches: use run_collapsed()")
+        return self.run_detailed(events).matches  # type: ignore[return-value]
+
+    def run_collapsed(self, events: Any) -> list[CollapsedMatch]:
+        """The intermediate matches of postponed evaluation (``output="collapsed"``);
+        ``expand()`` on each gives its matches."""
+        if self.output is not ast.OutputFormat.COLLAPSED:
+            raise QueryError("run_collapsed() needs output='collapsed'")
+        m = self.matcher()
+        found = [*m.push(events), *m.flush()]
+        return found  # type: ignore[return-value]
 
     def explain(self) -> str:
         """The compiled automaton with its edge formulas, as text."""
@@ -138,7 +150,9 @@ class Query:
         return f"kleene.compile({self.text!r})"
 
 
-def _match_order(m: Match) -> tuple[int, int, tuple[int, ...]]:
+def _match_order(m: Result) -> tuple[Any, ...]:
+    if isinstance(m, CollapsedMatch):
+        return (m.end, m.start)
     positions = tuple(sorted(p for ps in m.positions.values() for p in ps))
     return (positions[-1], positions[0], positions)
 

@@ -43,7 +43,11 @@ _UNIT_TEXT = {
     ast.TimeUnit.HOURS: "hour",
     ast.TimeUnit.DAYS: "day",
 }
-_OUTPUT_TEXT = {ast.OutputFormat.ALL: "ALL", ast.OutputFormat.NON_OVERLAP: "NON-OVERLAP"}
+_OUTPUT_TEXT = {
+    ast.OutputFormat.ALL: "ALL",
+    ast.OutputFormat.NON_OVERLAP: "NON-OVERLAP",
+    ast.OutputFormat.COLLAPSED: "COLLAPSED",
+}
 _STRING_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0"}
 
 

@@ -41,7 +41,7 @@ _WORDS = {
     "COMPARE": "a comparison such as '=' or '<'",
     "STRATEGY": "an event selection strategy such as skip_till_next_match",
     "UNIT": "a time unit (seconds, minutes, hours, days)",
-    "OUTPUT_FORMAT": "ALL or NON-OVERLAP",
+    "OUTPUT_FORMAT": "ALL, NON-OVERLAP or COLLAPSED",
     "I": "'i'",
     "LEN": "LEN",
     "AND": "'and'",

@@ -229,10 +229,12 @@ DEFAULT_STRATEGY = Strategy.SKIP_TILL_NEXT_MATCH
 
 
 class OutputFormat(Enum):
-    """All matches, or one match per partition among those overlapping in time."""
+    """All matches, one match per partition among those overlapping in time, or the
+    collapsed intermediate matches of postponed evaluation (SIGMOD 2014, section 5.2)."""
 
     ALL = "all"
     NON_OVERLAP = "non_overlap"
+    COLLAPSED = "collapsed"
 
     @classmethod
     def parse(cls, name: str) -> OutputFormat:

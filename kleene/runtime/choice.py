@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kleene.compiler.plan import Plan
 from kleene.errors import QueryError
-from kleene.lang.ast import Strategy
+from kleene.lang.ast import OutputFormat, Strategy
 
 ENGINES = ("auto", "nfa", "merge", "postpone")
 
@@ -14,6 +14,15 @@ def choose_engine(plan: Plan, requested: str) -> tuple[str, str]:
     if requested not in ENGINES:
         raise QueryError(f"unknown engine {requested!r}; expected one of: {', '.join(ENGINES)}")
     any_match = plan.strategy is Strategy.SKIP_TILL_ANY_MATCH
+    if plan.output is OutputFormat.COLLAPSED:
+        if not any_match or plan.negations:
+            raise QueryError(
+                "the collapsed output format needs skip_till_any_match and a pattern without "
+                "negation (it returns the intermediate matches of postponed evaluation)"
+            )
+        if requested not in ("auto", "postpone"):
+            raise QueryError("the collapsed output format is produced by the postponing engine")
+        return "postpone", "collapsed output comes from postponed evaluation (SIGMOD 2014, 5.2)"
     if requested == "postpone" and not any_match:
         raise QueryError(
             "the postponing engine evaluates skip_till_any_match only; use engine='nfa' "

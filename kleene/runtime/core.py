@@ -24,6 +24,14 @@ class Completion(NamedTuple):
     vector: tuple[Any, ...]
 
 
+class Intermediate(NamedTuple):
+    """An intermediate match of postponed evaluation (SIGMOD 2014, section 5.1): its
+    anchors and candidate segments, reported as is for the collapsed output format."""
+
+    partition: tuple[Any, ...]
+    items: list[Any]
+
+
 class Core(Protocol):
     """An evaluation core. All of its mutable state lives in the object ``new_state``
     returns, which must be picklable (matcher snapshots)."""
@@ -37,7 +45,7 @@ class Core(Protocol):
         position: int,
         partition: tuple[Any, ...],
         window: float | None,
-    ) -> list[Completion]:
+    ) -> list[Completion] | list[Intermediate]:
         """Consume one event of ``partition``; return the matches it completes."""
         ...
 

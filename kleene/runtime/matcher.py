@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from kleene.collapsed import SAFE, UNSAFE, CollapsedMatch, Result
 from kleene.compiler.plan import Negation, Plan
 from kleene.events import (
     MICROS,
@@ -29,12 +30,13 @@ from kleene.events import (
 )
 from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
-from kleene.runtime.core import Completion, Core
+from kleene.runtime.core import Completion, Core, Intermediate
 from kleene.runtime.ingest import ReorderBuffer, Validator
 from kleene.runtime.negation import NegationState, violated
 from kleene.runtime.nfa.engine import NfaEngine
 from kleene.runtime.output import NonOverlapState
 from kleene.runtime.postpone import PostponeCore
+from kleene.runtime.postpone.construct import construct
 from kleene.runtime.prefilter import Prefilter
 
 SWEEP_EVERY = 4096
@@ -100,6 +102,7 @@ class Matcher:
             self.by_type_negations[n.event_type].append(n)
         self.types = {s.event_type for s in plan.states} | set(self.by_type_negations)
         self.non_overlap = plan.output is OutputFormat.NON_OVERLAP
+        self.collapsed = plan.output is OutputFormat.COLLAPSED
         skip = plan.strategy in (Strategy.SKIP_TILL_NEXT_MATCH, Strategy.SKIP_TILL_ANY_MATCH)
         self.only_pattern_types = skip
         self.component_of_state = [s.component for s in plan.states]
@@ -110,10 +113,10 @@ class Matcher:
 
     # --- public API ---------------------------------------------------------------
 
-    def push(self, events: Any) -> list[Match]:
+    def push(self, events: Any) -> list[Result]:
         """Feed events in time order; return the matches that became final."""
         batch = read_batch(events, self.config.fields, self.st.arrived)
-        out: list[Match] = []
+        out: list[Result] = []
         if len(batch):
             clean = self.validator.clean_types(batch)
             if self._vectorizable(batch, clean):
@@ -139,7 +142,7 @@ class Matcher:
         horizon = self._horizon()
         return bool(np.all(times[1:] >= times[:-1])) and (horizon is None or times[0] >= horizon)
 
-    def _push_relevant(self, batch: EventBatch, clean: set[str], out: list[Match]) -> None:
+    def _push_relevant(self, batch: EventBatch, clean: set[str], out: list[Result]) -> None:
         """Process only the events some state may accept (match-windows paper, section
         4.2); the others take their stream positions and move time on."""
         st = self.st
@@ -168,7 +171,7 @@ class Matcher:
         if st.since_sweep >= SWEEP_EVERY:
             self._sweep(st.clock)
 
-    def _push_each(self, batch: EventBatch, clean: set[str], out: list[Match]) -> None:
+    def _push_each(self, batch: EventBatch, clean: set[str], out: list[Result]) -> None:
         """Admit the batch event by event: validation, order and lateness."""
         st = self.st
         columns = [batch.column(a) for a in self.plan.attributes]
@@ -213,9 +216,9 @@ class Matcher:
             else:
                 self._pass(e, out)
 
-    def advance_to(self, time: Any) -> list[Match]:
+    def advance_to(self, time: Any) -> list[Result]:
         """No event before ``time`` will come: release, decide and prune up to it."""
-        out: list[Match] = []
+        out: list[Result] = []
         internal = self._time_in(time)
         for ready, useful in self.st.reorder.release(internal):
             self._process(ready, out) if useful else self._pass(ready, out)
@@ -225,9 +228,9 @@ class Matcher:
         self._sweep(internal)
         return out
 
-    def flush(self) -> list[Match]:
+    def flush(self) -> list[Result]:
         """End of stream: every held event is processed and every match decided."""
-        out: list[Match] = []
+        out: list[Result] = []
         for ready, useful in self.st.reorder.release(None):
             self._process(ready, out) if useful else self._pass(ready, out)
         self._decide_pending(NEVER, out, everything=True)
@@ -297,7 +300,7 @@ class Matcher:
 
     # --- the stream ---------------------------------------------------------------
 
-    def _process(self, e: tuple[Any, ...], out: list[Match], position: int | None = None) -> None:
+    def _process(self, e: tuple[Any, ...], out: list[Result], position: int | None = None) -> None:
         """One event the automaton may accept, at its stream position."""
         st = self.st
         t = e[1]
@@ -315,12 +318,18 @@ class Matcher:
         partition = self._partition(e)
         if partition is not None:
             completions = self.engine.process(st.core, e, position, partition, window)
-            if completions:
-                self._complete(completions, t, out)
+            if completions and self.collapsed:
+                out.extend(
+                    self._collapse(c.partition, c.items, t)
+                    for c in completions
+                    if isinstance(c, Intermediate)
+                )
+            elif completions:
+                self._complete(completions, t, out)  # type: ignore[arg-type]
         for negation in self.by_type_negations.get(etype, ()):
             st.negation.add(negation, partition or (), position, e)
 
-    def _pass(self, e: tuple[Any, ...], out: list[Match]) -> None:
+    def _pass(self, e: tuple[Any, ...], out: list[Result]) -> None:
         """An event no state can accept (see :mod:`kleene.runtime.prefilter`): it takes a
         stream position and moves time on; under strict or partition contiguity it ends
         every run of its partition, as no edge of theirs could follow it."""
@@ -348,7 +357,7 @@ class Matcher:
         key = tuple([e[i] for i in self.plan.common_key_index])
         return None if any(v is None for v in key) else key
 
-    def _complete(self, completions: list[Completion], t: Any, out: list[Match]) -> None:
+    def _complete(self, completions: list[Completion], t: Any, out: list[Result]) -> None:
         st = self.st
         window = self._window()
         touched: set[tuple[Any, ...]] = set()
@@ -394,7 +403,7 @@ class Matcher:
         order = (positions[-1], positions[0], positions, tuple(map(tuple, per_component)))
         return _Found(c.partition, selections, c.vector, order, bounds)
 
-    def _decide_pending(self, time: Any, out: list[Match], everything: bool = False) -> None:
+    def _decide_pending(self, time: Any, out: list[Result], everything: bool = False) -> None:
         st = self.st
         window = self._window()
         while st.pending and (everything or st.pending[0][0] < time):
@@ -429,6 +438,47 @@ class Matcher:
         if window is not None:
             st.negation.prune(now - window)
 
+    def _collapse(self, partition: tuple[Any, ...], items: list[Any], end: Any) -> CollapsedMatch:
+        """An intermediate match of the postponing core as a collapsed result."""
+        states = self.plan.states
+        singles: dict[str, Any] = {}
+        candidates: dict[str, tuple[tuple[Any, str], ...]] = {}
+        first_fixed, last_fixed = set(), set()
+        times = []
+        for item in items:
+            if len(item) == 3:
+                state, _position, e = item
+                singles[states[state].var] = e[2]
+                times.append(e[1])
+                continue
+            first, cands, length, forced, fixed = item
+            label = UNSAFE if states[first].postponed or states[first + 1].postponed else SAFE
+            var = states[first].var
+            candidates[var] = tuple((e[2], label) for _position, e in cands[:length])
+            times += [e[1] for _position, e in cands[:length]]
+            if fixed:
+                first_fixed.add(var)
+            if forced:
+                last_fixed.add(var)
+        exact = not any(s.postponed or s.proceed_text for s in states)
+        plan, limit = self.plan, self.config.max_runs
+
+        def expand() -> list[Match]:
+            found = construct(plan.states, items, plan.initial_vector, limit)
+            return [self._match(self._found(Completion(partition, sel, vec))) for sel, vec in found]
+
+        return CollapsedMatch(
+            singles=singles,
+            candidates=candidates,
+            first_fixed=frozenset(first_fixed),
+            last_fixed=frozenset(last_fixed),
+            start=self._time_out(min(times)),
+            end=self._time_out(end),
+            partition=partition,
+            exact=exact,
+            _expand=expand,
+        )
+
     def _match(self, found: _Found) -> Match:
         plan = self.plan
         ids: dict[str, list[Any]] = {v: [] for v in plan.positive_vars}
@@ -461,5 +511,6 @@ def make_core(plan: Plan, config: MatcherConfig) -> Core:
     if config.engine in ("nfa", "merge"):
         return NfaEngine(plan, config.max_runs, merge=config.engine == "merge")
     if config.engine == "postpone":
-        return PostponeCore(plan, config.max_runs)
+        collapsed = plan.output is OutputFormat.COLLAPSED
+        return PostponeCore(plan, config.max_runs, collapsed=collapsed)
     raise ValueError(f"unknown engine {config.engine!r}")

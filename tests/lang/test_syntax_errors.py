@@ -40,7 +40,7 @@ CASES = [
     ("PATTERN A a WHERE a.x > 1 /* x", "/*", "unterminated comment"),
     ("PATTERN A a WITHIN", "", "expected a number"),
     ("PATTERN A a WITHIN 5 fortnights", "fortnights", "a time unit"),
-    ("PATTERN A a OUTPUT some", "some", "expected ALL or NON-OVERLAP"),
+    ("PATTERN A a OUTPUT some", "some", "expected ALL, NON-OVERLAP or COLLAPSED"),
     ("PATTERN A a RETURN a.x AS", "", "expected a name"),
     ("PATTERN A a RETURN a.x AS a.y", ".y", "unexpected '.'"),
     ("PATTERN A+ a[] WHERE a[2].x > 1", "2]", "unsupported index 2: use 1, i, i-1"),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, note
+from hypothesis import assume, given, note
 from hypothesis import strategies as st
 
 import kleene
@@ -17,7 +17,7 @@ from kleene.lang import ast, parse
 from tests.property.queries import cases
 
 STRATEGIES = list(ast.Strategy)
-OUTPUTS = list(ast.OutputFormat)
+OUTPUTS = [ast.OutputFormat.ALL, ast.OutputFormat.NON_OVERLAP]
 
 
 def _key(ids: dict[str, tuple[Any, ...]]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
@@ -93,3 +93,19 @@ def test_arrow_batches_equal_one_list(
     found += m.flush()
     assert {_key(x.ids()): x.values() for x in found} == whole
     assert len(found) == len(whole)
+
+
+@given(case=cases())
+def test_collapsed_matches_expand_to_the_oracle_matches(
+    case: tuple[str, list[dict[str, Any]]],
+) -> None:
+    text, events = case
+    assume("~" not in text)  # collapsed output is defined for patterns without negation
+    note(text)
+    strategy = ast.Strategy.SKIP_TILL_ANY_MATCH
+    q = kleene.compile(text, strategy=strategy, output="collapsed")
+    collapsed = q.run_collapsed(events)
+    expanded = [m for c in collapsed for m in c.expand()]
+    assert all(c.count() == len(c.expand()) for c in collapsed)
+    expected = oracle.evaluate(parse(text), events, strategy=strategy)
+    assert sorted(_key(m.ids()) for m in expanded) == sorted(_key(m.ids) for m in expected)

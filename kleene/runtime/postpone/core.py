@@ -29,7 +29,7 @@ from typing import Any
 from kleene.compiler.plan import Plan, State
 from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
-from kleene.runtime.core import Completion
+from kleene.runtime.core import Completion, Intermediate
 from kleene.runtime.postpone.construct import Anchor, Segment, construct
 
 Candidates = list[tuple[int, tuple[Any, ...]]]
@@ -47,8 +47,9 @@ class PostponeState:
 class PostponeCore:
     """Finds the positive pattern's matches by postponed predicates (skip till any)."""
 
-    def __init__(self, plan: Plan, max_runs: int) -> None:
+    def __init__(self, plan: Plan, max_runs: int, *, collapsed: bool = False) -> None:
         assert plan.strategy is Strategy.SKIP_TILL_ANY_MATCH, "see runtime.choice"
+        self.collapsed = collapsed  # report intermediate matches instead of enumerating
         self.plan = plan
         self.states = plan.states
         self.max_runs = max_runs
@@ -67,7 +68,7 @@ class PostponeCore:
         position: int,
         partition: tuple[Any, ...],
         window: float | None,
-    ) -> list[Completion]:
+    ) -> list[Completion] | list[Intermediate]:
         t = e[1]
         runs = st.partitions.get(partition, ())
         survivors: list[Run] = []
@@ -90,6 +91,8 @@ class PostponeCore:
                 f"more than {self.max_runs} live runs after event {e[2]!r}; narrow the window "
                 "or raise max_runs"
             )
+        if self.collapsed:
+            return [Intermediate(partition, items) for items in done]
         out = []
         for items in done:
             for selections, vector in construct(self.states, items, self.initial, self.max_runs):
