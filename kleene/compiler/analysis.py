@@ -243,9 +243,10 @@ def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> Partitio
         ):
             continue  # one type keyed by two attributes: no partition by this class
         for comp in pattern.negative:  # a negated variable joins only if its type agrees
-            if comp.var in cls and by_type.setdefault(comp.event_type, cls[comp.var]) != cls[
-                comp.var
-            ]:
+            if (
+                comp.var in cls
+                and by_type.setdefault(comp.event_type, cls[comp.var]) != cls[comp.var]
+            ):
                 del cls[comp.var]
         keyed.append(cls)
     if not keyed:

@@ -22,6 +22,7 @@ from kleene.compiler.analysis import (
     is_key_equality,
     place,
 )
+from kleene.compiler.consistency import classify
 from kleene.compiler.plan import Negation, Plan, State
 from kleene.compiler.slots import Slot, SlotLayout
 from kleene.lang import ast
@@ -135,11 +136,18 @@ def build_plan(
         # SASE++ early filters (section 5.2): the conjuncts that read only the event and
         # single variables' values hold or fail the same way for every subset of a
         # Kleene array (true- and false-value consistent), so they can run on the fly
-        early = [
-            c for c in conds if all(map(_fixed, codegen.slots_needed(c, comp.var, kind)))
-        ]
+        early = [c for c in conds if all(map(_fixed, codegen.slots_needed(c, comp.var, kind)))]
         relaxed = _edge_function(
             f"relaxed_{index}", comp, kind, early, ctx, layout, attr_index, fixed_only=True
+        )
+        later = [c for c in conds if c not in early]
+        tests = (
+            [
+                classify(c, comp.var, slot_code, attr_index, f"consistency_{index}_{k}")
+                for k, c in enumerate(later)
+            ]
+            if kind == "rest"
+            else []
         )
         proceed = None
         if kind == "rest":
@@ -154,7 +162,9 @@ def build_plan(
                 component=ci,
                 edge=edge,
                 relaxed=relaxed,
-                postponed=len(early) < len(conds),
+                postponed=bool(later),
+                consistency=tuple(t for t in tests if t is not None),
+                inconsistent=len(later) > len([t for t in tests if t is not None]),
                 proceed=proceed,
                 last=ci == len(positive) - 1,
                 properties=tuple(properties),

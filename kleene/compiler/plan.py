@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kleene.compiler.analysis import PartitionKey
+from kleene.compiler.consistency import ConsistencyTest
 from kleene.compiler.slots import SlotLayout
 from kleene.lang import ast
 
@@ -40,6 +41,8 @@ class State:
     edge: EdgeFn
     relaxed: EdgeFn  # type, single-event properties and conditions on single variables only
     postponed: bool  # whether ``edge`` checks more than ``relaxed`` does
+    consistency: tuple[ConsistencyTest, ...]  # take edge: classified postponed conjuncts
+    inconsistent: bool  # take edge: some postponed conjunct has no consistency class
     proceed: Callable[[StateVector], bool] | None
     last: bool
     properties: tuple[ast.Expr, ...]  # single-event properties of the begin/take edge

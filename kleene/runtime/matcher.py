@@ -452,15 +452,16 @@ class Matcher:
                 times.append(e[1])
                 continue
             first, cands, length, forced, fixed = item
-            label = UNSAFE if states[first].postponed or states[first + 1].postponed else SAFE
             var = states[first].var
-            candidates[var] = tuple((e[2], label) for _position, e in cands[:length])
-            times += [e[1] for _position, e in cands[:length]]
+            candidates[var] = tuple((c[1][2], SAFE if c[2] else UNSAFE) for c in cands[:length])
+            times += [c[1][1] for c in cands[:length]]
             if fixed:
                 first_fixed.add(var)
             if forced:
                 last_fixed.add(var)
-        exact = not any(s.postponed or s.proceed_text for s in states)
+        exact = all(label == SAFE for cs in candidates.values() for _, label in cs) and not any(
+            s.proceed_text or (s.postponed and s.kind == "single") for s in states
+        )
         plan, limit = self.plan, self.config.max_runs
 
         def expand() -> list[Match]:

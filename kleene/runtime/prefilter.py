@@ -184,8 +184,13 @@ def _binary(node: ast.Binary, var: str, batch: EventBatch, rows: np.ndarray) -> 
             bound = lb * rb if node.op is ast.BinOp.MUL else lb + rb
             if li and ri and bound > EXACT:
                 raise _GiveUp  # Python's exact integers could differ from float64 here
-            result = lv * rv if node.op is ast.BinOp.MUL else lv + rv if (
-                node.op is ast.BinOp.ADD) else lv - rv
+            result = (
+                lv * rv
+                if node.op is ast.BinOp.MUL
+                else lv + rv
+                if (node.op is ast.BinOp.ADD)
+                else lv - rv
+            )
             return result, error, li and ri, bound
         zero = rv == 0
         if node.op is ast.BinOp.DIV:

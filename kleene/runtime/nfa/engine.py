@@ -116,9 +116,7 @@ class NfaEngine:
                     st.partitions[key] = alive
                 else:
                     del st.partitions[key]
-        oldest = min(
-            (r[3] for runs in st.partitions.values() for r in runs), default=1 << 62
-        )
+        oldest = min((r[3] for runs in st.partitions.values() for r in runs), default=1 << 62)
         st.buffer.prune(oldest)
 
     def drop_partition(self, st: NfaState, partition: tuple[Any, ...]) -> None:
@@ -141,7 +139,16 @@ class NfaEngine:
             return
         st.next_digit += 1
         run = self._select(
-            st, first, vector, e, position, e[1], position, (), (st.next_digit,), window,
+            st,
+            first,
+            vector,
+            e,
+            position,
+            e[1],
+            position,
+            (),
+            (st.next_digit,),
+            window,
             completed,
         )
         if run is not None:
@@ -208,8 +215,17 @@ class NfaEngine:
         if moved is not None:
             stays = state.kind == "rest"
             child = self._select(
-                st, state, moved, e, position, start, start_position, origins,
-                version if stays else self._append(st, version), window, completed,
+                st,
+                state,
+                moved,
+                e,
+                position,
+                start,
+                start_position,
+                origins,
+                version if stays else self._append(st, version),
+                window,
+                completed,
             )
             if child is not None:
                 out.append(child)
@@ -221,8 +237,17 @@ class NfaEngine:
                 begun = nxt.edge(e, vector)  # step 6: peek at the next begin edge
                 if begun is not None:
                     child = self._select(
-                        st, nxt, begun, e, position, start, start_position, origins,
-                        self._append(st, version), window, completed,
+                        st,
+                        nxt,
+                        begun,
+                        e,
+                        position,
+                        start,
+                        start_position,
+                        origins,
+                        self._append(st, version),
+                        window,
+                        completed,
                     )
                     if child is not None:
                         out.append(child)
@@ -246,14 +271,16 @@ class NfaEngine:
                 merged.append(group[0])
                 continue
             first = group[0]
-            merged.append((
-                first[0],
-                first[1],
-                max(r[2] for r in group),
-                min(r[3] for r in group),
-                tuple(o for r in group for o in r[4]),
-                first[5],
-            ))
+            merged.append(
+                (
+                    first[0],
+                    first[1],
+                    max(r[2] for r in group),
+                    min(r[3] for r in group),
+                    tuple(o for r in group for o in r[4]),
+                    first[5],
+                )
+            )
             st.merged += len(group) - 1
         return merged
 

@@ -19,9 +19,9 @@ from kleene.runtime.core import Selection
 
 # (state index, position, event) for a single variable
 Anchor = tuple[int, int, tuple[Any, ...]]
-# (first-state index, candidates [(position, event)], how many, whether the last one and
-# whether the first one must be picked)
-Segment = tuple[int, list[tuple[int, tuple[Any, ...]]], int, bool, bool]
+# (first-state index, candidates [(position, event, safe)], how many, whether the last
+# one and whether the first one must be picked)
+Segment = tuple[int, list[tuple[int, tuple[Any, ...], bool]], int, bool, bool]
 
 
 def construct(
@@ -59,14 +59,14 @@ def construct(
         if fixed and not count:
             stop = min(stop, 1)  # only the run's own first event can come first
         for jj in range(stop - 1, j - 1, -1):
-            position, e = candidates[jj]
+            position, e = candidates[jj][0], candidates[jj][1]
             state = take if count else states[first]
             nxt = state.edge(e, vector)
             if nxt is not None:
                 link = ((state.index, position, e[2], e[1]), chosen)
                 stack.append((k, nxt, link, jj + 1, count + 1))
         if forced and length and not (fixed and not count and length > 1):
-            position, e = candidates[length - 1]
+            position, e = candidates[length - 1][0], candidates[length - 1][1]
             state = take if count else states[first]
             nxt = state.edge(e, vector)
             if nxt is not None and take.proceed(nxt):  # type: ignore[misc]

@@ -26,13 +26,34 @@ from __future__ import annotations
 
 from typing import Any
 
+from kleene.compiler.consistency import FALSE_VALUE
 from kleene.compiler.plan import Plan, State
 from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
 from kleene.runtime.core import Completion, Intermediate
 from kleene.runtime.postpone.construct import Anchor, Segment, construct
 
-Candidates = list[tuple[int, tuple[Any, ...]]]
+
+class Candidates(list[tuple[int, tuple[Any, ...], bool]]):
+    """The events collected for a Kleene array, each with its SAFE label, and the
+    running max/min of the attributes the consistency tests compare against."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.extremes: dict[tuple[str, str], Any] = {}
+
+    def add(self, position: int, e: tuple[Any, ...], safe: bool, keys: Any) -> None:
+        self.append((position, e, safe))
+        for (func, attr), index in keys:
+            value = e[index]
+            old = self.extremes.get((func, attr))
+            if old is None or (value > old if func == "max" else value < old):
+                self.extremes[(func, attr)] = value
+
+    def aggregate(self, func: str, attr: str | None) -> Any:
+        return len(self) if func == "count" else self.extremes.get((func, attr or ""))
+
+
 Run = tuple[int, tuple[Any, ...], Any, int, Any, Candidates | None, bool]
 Items = list[Anchor | Segment]
 
@@ -54,6 +75,16 @@ class PostponeCore:
         self.states = plan.states
         self.max_runs = max_runs
         self.initial = plan.initial_vector
+        # per Kleene first state: which running max/min the consistency tests read
+        self.extremes = {
+            s.index: [
+                ((t.func, t.attr), plan.attr_index(t.attr))
+                for t in plan.states[s.index + 1].consistency
+                if t.func != "count" and t.attr is not None
+            ]
+            for s in plan.states
+            if s.kind == "first"
+        }
 
     def new_state(self) -> PostponeState:
         return PostponeState()
@@ -140,8 +171,19 @@ class PostponeCore:
                 closed = ((index, candidates, seen, False, fixed), items)
                 self._begin(nxt, run, vector, e, position, closed, True, out, done)
         take = self.states[index + 1]
-        if state.relaxed(e, anchors) is not None or take.relaxed(e, anchors) is not None:
-            candidates.append((position, e))
+        first_ok = state.relaxed(e, anchors) is not None
+        take_ok = take.relaxed(e, anchors) is not None
+        safe = take_ok and not take.inconsistent and (fixed or (first_ok and not state.postponed))
+        if take_ok:
+            for test in take.consistency:  # SIGMOD 2014, section 5.2: early filters
+                held = test.check(e, anchors, candidates.aggregate(test.func, test.attr))
+                if test.kind == FALSE_VALUE and not held:
+                    take_ok = safe = False  # false for every subset: never a later element
+                    break
+                if test.kind == FALSE_VALUE or not held:
+                    safe = False  # has to be checked again for each subset
+        if first_ok or take_ok:
+            candidates.add(position, e, safe, self.extremes[index])
             if state.last:  # the matches that end with this event
                 done.append(_items(((index, candidates, seen + 1, True, fixed), items)))
 
@@ -170,7 +212,8 @@ class PostponeCore:
             else:
                 out.append((state.index + 1, anchors, start, start_position, items, None, False))
             return
-        candidates: Candidates = [(position, e)]
+        candidates = Candidates()
+        candidates.add(position, e, not state.postponed, self.extremes[state.index])
         if state.last:
             done.append(_items(((state.index, candidates, 1, True, fixed), items)))
         out.append((state.index, anchors, start, start_position, items, candidates, fixed))
