@@ -140,11 +140,11 @@ def build_plan(
         relaxed = _edge_function(
             f"relaxed_{index}", comp, kind, early, ctx, layout, attr_index, fixed_only=True
         )
-        later = [c for c in conds if c not in early]
+        deferred = [c for c in conds if c not in early]
         tests = (
             [
                 classify(c, comp.var, slot_code, attr_index, f"consistency_{index}_{k}")
-                for k, c in enumerate(later)
+                for k, c in enumerate(deferred)
             ]
             if kind == "rest"
             else []
@@ -162,9 +162,9 @@ def build_plan(
                 component=ci,
                 edge=edge,
                 relaxed=relaxed,
-                postponed=bool(later),
+                postponed=bool(deferred),
                 consistency=tuple(t for t in tests if t is not None),
-                inconsistent=len(later) > len([t for t in tests if t is not None]),
+                inconsistent=len(deferred) > len([t for t in tests if t is not None]),
                 proceed=proceed,
                 last=ci == len(positive) - 1,
                 properties=tuple(properties),
