@@ -6,7 +6,7 @@ from kleene.compiler.plan import Plan
 from kleene.errors import QueryError
 from kleene.lang.ast import OutputFormat, Strategy
 
-ENGINES = ("auto", "nfa", "merge", "postpone")
+ENGINES = ("auto", "nfa", "merge", "postpone", "postpone-late")
 
 
 def choose_engine(plan: Plan, requested: str) -> tuple[str, str]:
@@ -20,10 +20,11 @@ def choose_engine(plan: Plan, requested: str) -> tuple[str, str]:
                 "the collapsed output format needs skip_till_any_match and a pattern without "
                 "negation (it returns the intermediate matches of postponed evaluation)"
             )
-        if requested not in ("auto", "postpone"):
+        if requested not in ("auto", "postpone", "postpone-late"):
             raise QueryError("the collapsed output format is produced by the postponing engine")
-        return "postpone", "collapsed output comes from postponed evaluation (SIGMOD 2014, 5.2)"
-    if requested == "postpone" and not any_match:
+        engine = "postpone" if requested == "auto" else requested
+        return engine, "collapsed output comes from postponed evaluation (SIGMOD 2014, 5.2)"
+    if requested.startswith("postpone") and not any_match:
         raise QueryError(
             "the postponing engine evaluates skip_till_any_match only; use engine='nfa' "
             f"for {plan.strategy.value}"

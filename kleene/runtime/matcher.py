@@ -511,7 +511,8 @@ def make_core(plan: Plan, config: MatcherConfig) -> Core:
     """The evaluation core the configuration names."""
     if config.engine in ("nfa", "merge"):
         return NfaEngine(plan, config.max_runs, merge=config.engine == "merge")
-    if config.engine == "postpone":
+    if config.engine in ("postpone", "postpone-late"):
         collapsed = plan.output is OutputFormat.COLLAPSED
-        return PostponeCore(plan, config.max_runs, collapsed=collapsed)
+        early = config.engine == "postpone"
+        return PostponeCore(plan, config.max_runs, collapsed=collapsed, early=early)
     raise ValueError(f"unknown engine {config.engine!r}")

@@ -66,12 +66,13 @@ def test_engine_equals_oracle(
     check(*case, strategy, output, engine)
 
 
+@pytest.mark.parametrize("engine", ["postpone", "postpone-late"])
 @pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
 @given(case=cases())
 def test_postponing_equals_oracle(
-    case: tuple[str, list[dict[str, Any]]], output: ast.OutputFormat
+    case: tuple[str, list[dict[str, Any]]], output: ast.OutputFormat, engine: str
 ) -> None:
-    check(*case, ast.Strategy.SKIP_TILL_ANY_MATCH, output, "postpone")
+    check(*case, ast.Strategy.SKIP_TILL_ANY_MATCH, output, engine)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.value)

@@ -68,9 +68,14 @@ class PostponeState:
 class PostponeCore:
     """Finds the positive pattern's matches by postponed predicates (skip till any)."""
 
-    def __init__(self, plan: Plan, max_runs: int, *, collapsed: bool = False) -> None:
+    def __init__(
+        self, plan: Plan, max_runs: int, *, collapsed: bool = False, early: bool = True
+    ) -> None:
         assert plan.strategy is Strategy.SKIP_TILL_ANY_MATCH, "see runtime.choice"
         self.collapsed = collapsed  # report intermediate matches instead of enumerating
+        # early filters on the fly (section 5.2), or every predicate postponed (5.1)
+        self.filter = [s.relaxed if early else _type_check(s.event_type) for s in plan.states]
+        self.early = early
         self.plan = plan
         self.states = plan.states
         self.max_runs = max_runs
@@ -108,7 +113,7 @@ class PostponeCore:
             if window is None or t - run[2] <= window:
                 self._advance(run, e, position, survivors, done)
         first = self.states[0]
-        started = first.relaxed(e, self.initial)
+        started = self.filter[first.index](e, self.initial)
         if started is not None:
             fresh: Run = (0, started, t, position, None, None, True)
             self._begin(first, fresh, started, e, position, None, True, survivors, done)
@@ -154,7 +159,7 @@ class PostponeCore:
         index, anchors, _start, _start_position, items, candidates, fixed = run
         state = self.states[index]
         if state.kind == "single" or candidates is None:
-            vector = state.relaxed(e, anchors)
+            vector = self.filter[state.index](e, anchors)
             # a run waiting for a Kleene array's first element is replaced by the run
             # collecting the array, which covers every later first element as well
             if vector is None or state.kind == "single":
@@ -166,15 +171,20 @@ class PostponeCore:
         seen = len(candidates)
         if not state.last:  # proceed: the array ends and the next variable begins
             nxt = self.states[index + 2]
-            vector = nxt.relaxed(e, anchors)
+            vector = self.filter[nxt.index](e, anchors)
             if vector is not None:
                 closed = ((index, candidates, seen, False, fixed), items)
                 self._begin(nxt, run, vector, e, position, closed, True, out, done)
         take = self.states[index + 1]
-        first_ok = state.relaxed(e, anchors) is not None
-        take_ok = take.relaxed(e, anchors) is not None
-        safe = take_ok and not take.inconsistent and (fixed or (first_ok and not state.postponed))
-        if take_ok:
+        first_ok = self.filter[state.index](e, anchors) is not None
+        take_ok = self.filter[take.index](e, anchors) is not None
+        safe = (
+            self.early
+            and take_ok
+            and not take.inconsistent
+            and (fixed or (first_ok and not state.postponed))
+        )
+        if take_ok and self.early:
             for test in take.consistency:  # SIGMOD 2014, section 5.2: early filters
                 held = test.check(e, anchors, candidates.aggregate(test.func, test.attr))
                 if test.kind == FALSE_VALUE and not held:
@@ -213,7 +223,7 @@ class PostponeCore:
                 out.append((state.index + 1, anchors, start, start_position, items, None, False))
             return
         candidates = Candidates()
-        candidates.add(position, e, not state.postponed, self.extremes[state.index])
+        candidates.add(position, e, self.early and not state.postponed, self.extremes[state.index])
         if state.last:
             done.append(_items(((state.index, candidates, 1, True, fixed), items)))
         out.append((state.index, anchors, start, start_position, items, candidates, fixed))
@@ -226,3 +236,12 @@ def _items(linked: Any) -> Items:
         linked = linked[1]
     out.reverse()
     return out
+
+
+def _type_check(event_type: str) -> Any:
+    """An edge that checks the event type only (every value predicate postponed)."""
+
+    def check(e: tuple[Any, ...], vector: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        return vector if e[0] == event_type else None
+
+    return check
