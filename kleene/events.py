@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -244,9 +245,8 @@ def read_batch(events: Any, fields: EventFields, first_position: int) -> EventBa
         events = pa.Table.from_batches([events])
     if isinstance(events, pa.Table):
         return EventBatch(events.num_rows, fields, first_position, table=events)
-    import pandas as pd
-
-    if isinstance(events, pd.DataFrame):
+    pd = sys.modules.get("pandas")  # a DataFrame means pandas is imported already
+    if pd is not None and isinstance(events, pd.DataFrame):
         try:
             table = pa.Table.from_pandas(events, preserve_index=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError):

@@ -43,6 +43,7 @@ class NfaState:
         self.next_digit = 0
         self.live_runs = 0
         self.merged = 0  # runs folded into others so far
+        self.peak_runs = 0
 
 
 class NfaEngine:
@@ -96,6 +97,8 @@ class NfaEngine:
         elif runs:
             del st.partitions[partition]
         st.live_runs += len(survivors)
+        if st.live_runs > st.peak_runs:
+            st.peak_runs = st.live_runs
         if st.live_runs > self.max_runs:
             raise RunLimitError(
                 f"more than {self.max_runs} live runs after event {e[2]!r}: the pattern is "

@@ -24,6 +24,7 @@ Every match is found exactly once: it is determined by its single variables' eve
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from kleene.compiler.consistency import FALSE_VALUE
@@ -63,6 +64,8 @@ class PostponeState:
         self.partitions: dict[tuple[Any, ...], list[Run]] = {}
         self.live_runs = 0
         self.constructed = 0  # matches enumerated in result construction
+        self.construct_seconds = 0.0  # time spent in result construction
+        self.peak_runs = 0
 
 
 class PostponeCore:
@@ -118,6 +121,8 @@ class PostponeCore:
             fresh: Run = (0, started, t, position, None, None, True)
             self._begin(first, fresh, started, e, position, None, True, survivors, done)
         st.live_runs += len(survivors) - len(runs)
+        if st.live_runs > st.peak_runs:
+            st.peak_runs = st.live_runs
         if survivors:
             st.partitions[partition] = survivors
         elif runs:
@@ -130,10 +135,13 @@ class PostponeCore:
         if self.collapsed:
             return [Intermediate(partition, items) for items in done]
         out = []
-        for items in done:
-            for selections, vector in construct(self.states, items, self.initial, self.max_runs):
-                out.append(Completion(partition, selections, vector))
-        st.constructed += len(out)
+        if done:
+            began = time.perf_counter()
+            for items in done:
+                for sel, vector in construct(self.states, items, self.initial, self.max_runs):
+                    out.append(Completion(partition, sel, vector))
+            st.construct_seconds += time.perf_counter() - began
+            st.constructed += len(out)
         return out
 
     def sweep(self, st: PostponeState, now: Any, window: float | None) -> None:
