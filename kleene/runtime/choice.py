@@ -6,7 +6,7 @@ from kleene.compiler.plan import Plan
 from kleene.errors import QueryError
 from kleene.lang.ast import OutputFormat, Strategy
 
-ENGINES = ("auto", "nfa", "merge", "postpone", "postpone-late")
+ENGINES = ("auto", "nfa", "merge", "backtrack", "postpone", "postpone-late")
 
 
 def choose_engine(plan: Plan, requested: str) -> tuple[str, str]:
@@ -28,6 +28,11 @@ def choose_engine(plan: Plan, requested: str) -> tuple[str, str]:
         raise QueryError(
             "the postponing engine evaluates skip_till_any_match only; use engine='nfa' "
             f"for {plan.strategy.value}"
+        )
+    if requested == "backtrack" and (plan.negations or plan.output is not OutputFormat.ALL):
+        raise QueryError(
+            "the backtrack engine reports matches late, so it takes queries without negation "
+            "and with the default output format only"
         )
     if requested != "auto":
         return requested, "chosen by the caller"

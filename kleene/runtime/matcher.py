@@ -33,6 +33,7 @@ from kleene.match import Match, RejectedEvent
 from kleene.runtime.core import Completion, Core, Intermediate
 from kleene.runtime.ingest import ReorderBuffer, Validator
 from kleene.runtime.negation import NegationState, violated
+from kleene.runtime.nfa.backtrack import BacktrackCore
 from kleene.runtime.nfa.engine import NfaEngine
 from kleene.runtime.output import NonOverlapState
 from kleene.runtime.postpone import PostponeCore
@@ -91,6 +92,10 @@ class Matcher:
         self.config = config
         self.engine = make_core(plan, config)
         self.prefilter = Prefilter(plan)
+        if isinstance(self.engine, BacktrackCore):
+            # its postponed runs may still complete matches before an event that no
+            # state accepts, so every event has to reach it
+            self.prefilter.useful = False
         self.st: MatcherState = pickle.loads(state) if state else MatcherState(self.engine)
         self.validator = Validator(plan, self.st.learned_kinds)
         self.trailing = [n for n in plan.negations if n.after is None]
@@ -233,6 +238,9 @@ class Matcher:
         out: list[Result] = []
         for ready, useful in self.st.reorder.release(None):
             self._process(ready, out) if useful else self._pass(ready, out)
+        held = self.engine.flush(self.st.core, self._window())
+        if held:
+            self._complete(held, self.st.clock, out)
         self._decide_pending(NEVER, out, everything=True)
         return out
 
@@ -511,6 +519,8 @@ def make_core(plan: Plan, config: MatcherConfig) -> Core:
     """The evaluation core the configuration names."""
     if config.engine in ("nfa", "merge"):
         return NfaEngine(plan, config.max_runs, merge=config.engine == "merge")
+    if config.engine == "backtrack":
+        return BacktrackCore(plan, config.max_runs)
     if config.engine in ("postpone", "postpone-late"):
         collapsed = plan.output is OutputFormat.COLLAPSED
         early = config.engine == "postpone"

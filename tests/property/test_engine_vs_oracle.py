@@ -110,3 +110,12 @@ def test_collapsed_matches_expand_to_the_oracle_matches(
     assert all(c.count() == len(c.expand()) for c in collapsed)
     expected = oracle.evaluate(parse(text), events, strategy=strategy)
     assert sorted(_key(m.ids()) for m in expanded) == sorted(_key(m.ids) for m in expected)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.value)
+@given(case=cases())
+def test_backtracking_equals_oracle(
+    case: tuple[str, list[dict[str, Any]]], strategy: ast.Strategy
+) -> None:
+    assume("~" not in case[0])  # the backtrack engine takes queries without negation
+    check(*case, strategy, ast.OutputFormat.ALL, "backtrack")

@@ -122,6 +122,9 @@ class NfaEngine:
         oldest = min((r[3] for runs in st.partitions.values() for r in runs), default=1 << 62)
         st.buffer.prune(oldest)
 
+    def flush(self, st: Any, window: float | None) -> list[Completion]:
+        return []  # every match is reported at its last event
+
     def drop_partition(self, st: NfaState, partition: tuple[Any, ...]) -> None:
         st.live_runs -= len(st.partitions.pop(partition, ()))
 

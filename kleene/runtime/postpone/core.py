@@ -156,6 +156,9 @@ class PostponeCore:
             else:
                 del st.partitions[key]
 
+    def flush(self, st: Any, window: float | None) -> list[Completion]:
+        return []  # every match is reported at its last event
+
     def drop_partition(self, st: PostponeState, partition: tuple[Any, ...]) -> None:
         st.live_runs -= len(st.partitions.pop(partition, ()))
 

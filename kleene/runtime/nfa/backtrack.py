@@ -1,0 +1,146 @@
+"""The backtrack algorithm (SIGMOD 2008, section 5.2.3), kept for comparison.
+
+One *singleton* run per partition is evaluated at a time; when it splits, the other
+branches are postponed on a stack with the position of the event they resume from. The
+singleton runs until it fails (or, for a trailing single variable, completes its
+match); then the most recent postponed run is popped and replays the partition's
+buffered events from its resume position — a depth-first walk of the run tree where the
+basic algorithm walks it breadth-first. Each step is the basic algorithm's edge
+evaluation (:class:`NfaEngine`), so the matches are the same; they are reported when
+the walk reaches them, which may be well after their last event (at the end of the
+stream, the postponed runs are walked to the end). Because of that delay the engine
+takes queries without negation and with the default output format only.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from kleene.compiler.plan import Plan
+from kleene.errors import RunLimitError
+from kleene.runtime.core import Completion
+from kleene.runtime.nfa.engine import NfaEngine, NfaState, Run
+
+
+class _Partition:
+    """One partition's walk: buffered events, the singleton and the postponed runs."""
+
+    __slots__ = ("base", "cursor", "events", "singleton", "stack")
+
+    def __init__(self) -> None:
+        self.events: deque[tuple[int, tuple[Any, ...]]] = deque()
+        self.base = 0  # index of events[0] in the partition's sequence
+        self.singleton: Run | None = None
+        self.cursor = 0  # next event index for the singleton
+        self.stack: list[tuple[Run, int]] = []
+
+
+class BacktrackState:
+    def __init__(self, n_states: int) -> None:
+        self.nfa = NfaState(n_states)  # shared buffer and Dewey counter
+        self.partitions: dict[tuple[Any, ...], _Partition] = {}
+        self.peak_runs = 0
+        self.replayed = 0  # events read again after a backtrack
+
+
+class BacktrackCore:
+    """Depth-first evaluation of the NFA^b runs of each partition."""
+
+    def __init__(self, plan: Plan, max_runs: int) -> None:
+        self.engine = NfaEngine(plan, max_runs)
+        self.max_runs = max_runs
+
+    def new_state(self) -> BacktrackState:
+        return BacktrackState(len(self.engine.states))
+
+    def live_runs(self, st: BacktrackState) -> int:
+        return sum(len(p.stack) + (p.singleton is not None) for p in st.partitions.values())
+
+    def process(
+        self,
+        st: BacktrackState,
+        e: tuple[Any, ...],
+        position: int,
+        partition: tuple[Any, ...],
+        window: float | None,
+    ) -> list[Completion]:
+        part = st.partitions.get(partition)
+        if part is None:
+            part = st.partitions[partition] = _Partition()
+        part.events.append((position, e))
+        index = part.base + len(part.events) - 1
+        completed: list[tuple[Any, tuple[Any, ...]]] = []
+        started: list[Run] = []
+        if e[0] == self.engine.first_type:  # run initialization, postponed like a branch
+            self.engine._start(st.nfa, e, position, window, started, completed)
+        part.stack.extend((run, index + 1) for run in reversed(started))
+        self._walk(st, part, window, completed)
+        if not part.stack and part.singleton is None:
+            del st.partitions[partition]
+        return [Completion(partition, sel, vec) for sel, vec in completed]
+
+    def _walk(
+        self,
+        st: BacktrackState,
+        part: _Partition,
+        window: float | None,
+        completed: list[tuple[Any, tuple[Any, ...]]],
+    ) -> None:
+        end = part.base + len(part.events)
+        while True:
+            if part.singleton is None:
+                if not part.stack:
+                    return
+                run, index = part.stack.pop()
+                st.replayed += end - index
+            else:
+                run, index = part.singleton, part.cursor
+            current: Run | None = run
+            while current is not None and index < end:
+                position, e = part.events[index - part.base]
+                if window is not None and e[1] - current[2] > window:
+                    current = None
+                    break
+                children: list[Run] = []
+                self.engine._advance(st.nfa, current, e, position, window, children, completed)
+                index += 1
+                current = children[0] if children else None
+                part.stack.extend((child, index) for child in reversed(children[1:]))
+            runs = len(part.stack) + 1
+            st.peak_runs = max(st.peak_runs, runs)
+            if runs > self.max_runs:
+                raise RunLimitError(f"more than {self.max_runs} postponed runs; raise max_runs")
+            part.singleton, part.cursor = current, index
+            if current is not None:
+                return  # the singleton is alive at the newest event
+
+    def sweep(self, st: BacktrackState, now: Any, window: float | None) -> None:
+        oldest = 1 << 62
+        for part in st.partitions.values():
+            keep = [i for _, i in part.stack]
+            if part.singleton is not None:
+                keep.append(part.cursor)
+            first = min(keep, default=part.base + len(part.events))
+            while part.base < first and part.events:
+                part.events.popleft()
+                part.base += 1
+            runs = [r for r, _ in part.stack] + ([part.singleton] if part.singleton else [])
+            oldest = min([oldest, *(r[3] for r in runs)])
+        st.nfa.buffer.prune(oldest)
+
+    def drop_partition(self, st: BacktrackState, partition: tuple[Any, ...]) -> None:
+        st.partitions.pop(partition, None)
+
+    def flush(self, st: BacktrackState, window: float | None) -> list[Completion]:
+        """End of stream: the singletons have read every event, so walk every postponed
+        run to the end as well."""
+        out: list[Completion] = []
+        for key, part in list(st.partitions.items()):
+            completed: list[tuple[Any, tuple[Any, ...]]] = []
+            while part.stack:
+                part.singleton = None
+                self._walk(st, part, window, completed)
+            out += [Completion(key, sel, vec) for sel, vec in completed]
+        st.partitions.clear()
+        return out
