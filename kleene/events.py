@@ -135,19 +135,24 @@ class EventBatch:
             return self.table.column(self.fields.type_field).to_numpy(zero_copy_only=False)
         return np.asarray(self.types, dtype=object)
 
-    def kind(self, attr: str) -> str | None:
-        """"number" or "string" when every value of the column is one and none is
-        missing; None otherwise (then each event is checked on its own)."""
+    def kind(self, attr: str, rows: np.ndarray | None = None) -> str | None:
+        """"number" or "string" when every value of the column (of the rows where the
+        boolean mask ``rows`` is set) is one and none is missing; None otherwise (then
+        each event is checked on its own)."""
+        if rows is not None and not rows.all():
+            return self._kind(attr, rows)
         key = "kind:" + attr
         if key not in self._cache:
-            self._cache[key] = self._kind(attr)
+            self._cache[key] = self._kind(attr, None)
         return self._cache[key]
 
-    def _kind(self, attr: str) -> str | None:
+    def _kind(self, attr: str, rows: np.ndarray | None) -> str | None:
         if self.table is not None:
             if attr not in self.table.column_names:
                 return None
             col = self.table.column(attr)
+            if rows is not None:
+                col = col.filter(pa.array(rows))
             if col.null_count:
                 return None
             if pa.types.is_integer(col.type):
@@ -157,7 +162,10 @@ class EventBatch:
             if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
                 return "string"
             return None
-        return column_kind(self.column(attr))
+        values = self.column(attr)
+        if rows is not None:
+            values = [values[i] for i in np.flatnonzero(rows).tolist()]
+        return column_kind(values)
 
     def array(self, attr: str) -> np.ndarray:
         """The column as numpy (numbers as int64/float64, strings as objects)."""

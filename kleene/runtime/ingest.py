@@ -38,29 +38,38 @@ class Validator:
         self.demanded = plan.group_kinds
         self.learned = learned
 
-    def _learn_from_columns(self, column_kind: dict[str, str | None], present: set[Any]) -> None:
-        """Learn a group's kind when every column of it, for the types present in the
-        batch, holds one kind only: the group's first event then has that kind."""
-        kinds: dict[int, set[str | None]] = {}
-        for (etype, attr), group in self.groups.items():
-            if etype in present and group not in self.demanded and group not in self.learned:
-                kinds.setdefault(group, set()).add(column_kind.get(attr))
-        for group, found in kinds.items():
-            if len(found) == 1 and None not in found:
-                self.learned[group] = found.pop()  # type: ignore[assignment]
+    def _learn_from_columns(self, kinds: dict[tuple[str, str], str | None]) -> None:
+        """Learn a group's kind when each of its columns, over the events of its type in
+        the batch, holds one kind only: the group's first event then has that kind."""
+        found: dict[int, set[str | None]] = {}
+        for key, kind in kinds.items():
+            group = self.groups.get(key)
+            if group is not None and group not in self.demanded and group not in self.learned:
+                found.setdefault(group, set()).add(kind)
+        for group, seen in found.items():
+            if len(seen) == 1 and None not in seen:
+                self.learned[group] = seen.pop()  # type: ignore[assignment]
 
     def clean_types(self, batch: EventBatch) -> set[str]:
-        """Event types whose every event in this batch passes: each required column holds
-        values of one known kind, with nothing missing. Checked column-wise, so the
-        per-event check runs only for the other types."""
-        needed = {a for attrs in self.required.values() for a in attrs}
-        column_kind = {attr: batch.kind(attr) for attr in needed}
-        present = set(np.unique(batch.types_array().astype(str)).tolist())
-        self._learn_from_columns(column_kind, present)
+        """Event types whose every event in this batch passes: each required attribute,
+        over the events of that type, holds values of one known kind with nothing
+        missing. Checked column-wise, so the per-event check runs only for the other
+        types."""
+        types = batch.types_array()
+        present = set(np.unique(types.astype(str)).tolist())
+        kinds: dict[tuple[str, str], str | None] = {}
+        for etype, attrs in self.required.items():
+            if etype in present:
+                rows = types == etype
+                for attr in attrs:
+                    kinds[(etype, attr)] = batch.kind(attr, rows)
+        self._learn_from_columns(kinds)
         clean = set()
         for etype, attrs in self.required.items():
+            if etype not in present:
+                continue
             for attr in attrs:
-                kind = column_kind.get(attr)
+                kind = kinds[(etype, attr)]
                 group = self.groups.get((etype, attr))
                 expected = (
                     None if group is None else (self.demanded.get(group) or self.learned.get(group))
