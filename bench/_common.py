@@ -28,7 +28,9 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB, Python {platform.python_version()}"
 
 
-def run_isolated(module: str, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+def run_isolated(
+    module: str, payload: dict[str, Any], timeout: float | None = None
+) -> dict[str, Any]:
     """Run ``module``'s ``measure(payload)`` in a fresh interpreter (so peak RSS is the
     case's own) and return its JSON result."""
     code = (
