@@ -98,7 +98,7 @@ def generate_table(params: StockParams) -> pa.Table:
     return pa.table(
         {
             "id": pa.array(np.arange(n, dtype=np.int64)),
-            "type": pa.repeat(pa.scalar(EVENT_TYPE, pa.string()), n),
+            "type": _constant_text(EVENT_TYPE, n),
             "timestamp": pa.array(np.arange(1, n + 1, dtype=np.int64)),
             "symbol": pa.array(symbol),
             "price": pa.array(price),
@@ -123,7 +123,9 @@ def _walk_per_symbol(
     n = symbol.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    order = np.argsort(symbol, kind="stable")
+    # a stable sort on small unsigned keys is a radix sort in numpy
+    keys = symbol.astype(np.uint16) if symbol.max() < 2**16 else symbol
+    order = np.argsort(keys, kind="stable")
     sorted_symbol = symbol[order]
     sorted_moves = moves[order]
     first = np.ones(n, dtype=bool)
@@ -137,3 +139,16 @@ def _walk_per_symbol(
     walked[order] = total - offset
     span = high - low + 1
     return low + np.mod(start - low + walked, span)
+
+
+def _constant_text(value: str, n: int) -> pa.Array:
+    """A string column holding ``value`` n times, built from its buffers in one go."""
+    data = value.encode("utf-8")
+    width = len(data)
+    if width * n >= 2**31 - 1:
+        offsets = np.arange(0, width * (n + 1), width, dtype=np.int64)
+        kind = pa.large_string()
+    else:
+        offsets = np.arange(0, width * (n + 1), width, dtype=np.int32)
+        kind = pa.string()
+    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(data * n)])

@@ -73,7 +73,13 @@ def diagram_from_query(query: Any, strategy: ast.Strategy | None = None) -> Diag
     plan = getattr(query, "plan", None) or getattr(query, "_plan", None)
     if plan is not None and hasattr(plan, "states"):
         states = [
-            (s.name, s.kind, tuple(s.edge_text), tuple(s.proceed_text)) for s in plan.states
+            (
+                s.name,
+                s.kind,
+                (*getattr(s, "property_text", ()), *s.edge_text),
+                tuple(s.proceed_text),
+            )
+            for s in plan.states
         ]
         return diagram_from_states(states, strategy or plan.strategy, _title(plan.strategy))
     tree = query if isinstance(query, ast.Query) else getattr(query, "ast", None)
@@ -128,7 +134,9 @@ def draw_png(diagram: Diagram, path: str | Path, *, dpi: int = 120) -> Path:
             axes.add_patch(Circle((x, 0), radius * 0.8, fill=False, linewidth=1.2))
         axes.text(x, 0, name, ha="center", va="center", fontsize=10)
     axes.annotate(
-        "", xy=(-radius, 0), xytext=(-radius - 0.9, 0),
+        "",
+        xy=(-radius, 0),
+        xytext=(-radius - 0.9, 0),
         arrowprops={"arrowstyle": "->", "linewidth": 1.4},
     )
 
@@ -139,28 +147,51 @@ def draw_png(diagram: Diagram, path: str | Path, *, dpi: int = 120) -> Path:
         x0, x1 = gap * edge.source, gap * edge.target
         if edge.source != edge.target:
             forward = FancyArrowPatch(
-                (x0 + radius, 0), (x1 - radius, 0), arrowstyle="-|>", mutation_scale=14,
-                color=color, linewidth=1.4,
+                (x0 + radius, 0),
+                (x1 - radius, 0),
+                arrowstyle="-|>",
+                mutation_scale=14,
+                color=color,
+                linewidth=1.4,
                 linestyle="--" if edge.kind == "proceed" else "-",
             )
             axes.add_patch(forward)
             y = 0.18 if edge.kind != "proceed" else -0.25
-            axes.text((x0 + x1) / 2, y, label, ha="center",
-                      va="bottom" if y > 0 else "top", fontsize=7.5, color=color, wrap=True)
+            axes.text(
+                (x0 + x1) / 2,
+                y,
+                label,
+                ha="center",
+                va="bottom" if y > 0 else "top",
+                fontsize=7.5,
+                color=color,
+                wrap=True,
+            )
             continue
         slot = loops_drawn.get(edge.source, 0)
         loops_drawn[edge.source] = slot + 1
         above = slot == 0
         sign = 1 if above else -1
         loop = FancyArrowPatch(
-            (x0 - 0.25, sign * radius), (x0 + 0.25, sign * radius),
-            connectionstyle=f"arc3,rad={-1.9 * sign}", arrowstyle="-|>",
-            mutation_scale=12, color=color, linewidth=1.2,
+            (x0 - 0.25, sign * radius),
+            (x0 + 0.25, sign * radius),
+            connectionstyle=f"arc3,rad={-1.9 * sign}",
+            arrowstyle="-|>",
+            mutation_scale=12,
+            color=color,
+            linewidth=1.2,
             linestyle=":" if edge.kind == "ignore" else "-",
         )
         axes.add_patch(loop)
-        axes.text(x0, sign * (radius + 0.75), label, ha="center",
-                  va="bottom" if above else "top", fontsize=7.5, color=color)
+        axes.text(
+            x0,
+            sign * (radius + 0.75),
+            label,
+            ha="center",
+            va="bottom" if above else "top",
+            fontsize=7.5,
+            color=color,
+        )
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

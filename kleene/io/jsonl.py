@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
@@ -73,7 +73,7 @@ def write_table_jsonl(table: pa.Table, path: str | Path) -> None:
                 out.write(_string_data(lines))
 
 
-def write_lines(stream: IO[str], records: list[Mapping[str, Any]]) -> None:
+def write_lines(stream: IO[str], records: Iterable[Mapping[str, Any]]) -> None:
     """Append records to an open text stream, one JSON line each."""
     stream.writelines(dumps(r) + "\n" for r in records)
 
@@ -104,9 +104,10 @@ def _column_text(column: pa.Array) -> pa.Array | None:
     elif pa.types.is_boolean(kind):
         text = pc.if_else(column, "true", "false")
     elif pa.types.is_floating(kind):
-        if column.null_count < len(column) and not pc.all(
-            pc.or_kleene(pc.is_finite(column), pc.is_null(column))
-        ).as_py():
+        if (
+            column.null_count < len(column)
+            and not pc.all(pc.or_kleene(pc.is_finite(column), pc.is_null(column))).as_py()
+        ):
             return None
         raw = column.cast(pa.string())
         plain = pc.invert(pc.match_substring_regex(raw, r"[.e]"))

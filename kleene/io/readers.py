@@ -1,16 +1,20 @@
 """Reading event files (CSV with a header row, JSON lines, Parquet) into tables.
 
 Types are inferred by pyarrow: integer, floating, boolean, string and ISO-8601 timestamp
-columns come out as such. A JSON lines file whose field holds values of different kinds
-(``5`` in one line, ``"five"`` in another) cannot become an Arrow column; it is read into
-a pandas DataFrame of Python objects instead, so the engine can reject just the events
-whose values are of the wrong kind.
+columns come out as such, and an empty CSV cell is a missing value. A JSON lines file
+whose field holds values of different kinds (``5`` in one line, ``"five"`` in another)
+cannot become an Arrow column; it is read into a pandas DataFrame (Python objects in
+that field) instead, so the engine can reject just the events whose values are of the
+wrong kind.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
+from typing import TypeAlias
 
 import pandas as pd
 import pyarrow as pa
@@ -21,7 +25,7 @@ import pyarrow.parquet as pq
 from kleene.errors import EventError
 from kleene.io.formats import Format, infer_format
 
-Events = pa.Table | pd.DataFrame
+Events: TypeAlias = pa.Table | pd.DataFrame
 
 
 def read_events(path: str | Path, fmt: str | Format | None = None) -> Events:
@@ -65,10 +69,14 @@ def read_dataframe(path: str | Path, fmt: str | Format | None = None) -> pd.Data
     return events.to_pandas() if isinstance(events, pa.Table) else events
 
 
+# An empty CSV cell is a missing value, for text columns too.
+_CSV_CONVERT = pa_csv.ConvertOptions(strings_can_be_null=True)
+
+
 def _read_csv(path: Path) -> pa.Table:
     if path.stat().st_size == 0:
         return pa.table({})
-    return pa_csv.read_csv(path)
+    return pa_csv.read_csv(path, convert_options=_CSV_CONVERT)
 
 
 def _read_jsonl(path: Path) -> Events:
@@ -84,7 +92,7 @@ def _read_jsonl(path: Path) -> Events:
 
 def _read_jsonl_objects(path: Path) -> pd.DataFrame:
     records: list[dict[str, object]] = []
-    with pa.input_stream(str(path)) as raw, _text(raw) as lines:
+    with pa.input_stream(str(path)) as raw, io.TextIOWrapper(raw, encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
@@ -107,17 +115,9 @@ def _typed(values: list[object]) -> pd.Series:
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return pd.Series(values, dtype=object)
     if pa.types.is_string(array.type) and array.null_count < len(array):
-        try:
+        with contextlib.suppress(pa.ArrowException):
             array = array.cast(pa.timestamp("us"))
-        except pa.ArrowException:
-            pass
     return array.to_pandas()
-
-
-def _text(raw: pa.NativeFile):  # type: ignore[no-untyped-def]
-    import io
-
-    return io.TextIOWrapper(raw, encoding="utf-8")  # type: ignore[arg-type]
 
 
 def _first_line(exc: BaseException) -> str:

@@ -4,7 +4,8 @@ JSON lines sinks write each record as it arrives. Parquet sinks gather the recor
 write one table on close, with typed columns: ``ids`` is a struct of one list per
 variable, ``partition`` a struct keyed by the partition attributes when they are known
 (else a list), and each RETURN value its own column. A column whose values cannot share
-one Arrow type is written as JSON text.
+one Arrow type is written as JSON text. A sink used as a context manager removes its file
+when the block fails, so a failed run leaves no partial output.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Self
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kleene.collapsed import CollapsedMatch
 from kleene.io.formats import Format, FormatError, infer_format
 from kleene.io.jsonl import dumps, to_jsonable, write_lines
 from kleene.io.records import match_record, rejected_record
@@ -65,7 +67,15 @@ class _RecordSink:
             self._records = []
             self.format = Format.JSONL  # nothing left to write on a second close
 
-    def __enter__(self) -> _RecordSink:
+    def abort(self) -> None:
+        """Give up: close and remove the file, so a failed run leaves no partial output."""
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        self._records = []
+        self.path.unlink(missing_ok=True)
+
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -74,7 +84,10 @@ class _RecordSink:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        if exc is None:
+            self.close()
+        else:
+            self.abort()
 
 
 class MatchSink(_RecordSink):
@@ -93,7 +106,7 @@ class MatchSink(_RecordSink):
         self.variables = tuple(variables)
         self.partition_names = tuple(partition_names)
 
-    def add(self, matches: Iterable[Match]) -> int:
+    def add(self, matches: Iterable[Match | CollapsedMatch]) -> int:
         """Write matches; returns how many."""
         records = [match_record(m) for m in matches]
         self._write(records)
@@ -139,9 +152,7 @@ class RejectedSink(_RecordSink):
             "reason": pa.string(),
             "record": pa.string(),
         }
-        return pa.table(
-            {key: _column([r[key] for r in records], types[key]) for key in types}
-        )
+        return pa.table({key: _column([r[key] for r in records], types[key]) for key in types})
 
 
 def _column(values: list[Any], empty_type: pa.DataType | None) -> pa.Array:
