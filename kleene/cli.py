@@ -3,6 +3,7 @@
     kleene run QUERY_FILE --input EVENTS --output MATCHES [--engine local|spark] ...
     kleene explain QUERY_FILE [--png FILE]
     kleene generate stock --events N --symbols K --increase-prob P --seed S -o FILE
+    kleene generate hadoop --jobs J --nodes K --seed S -o FILE
 
 Exit codes: 0 success; 2 a usage error (unknown option, bad ``--format``, a file
 extension that names no format) or a query error (printed with line, column and a
@@ -137,6 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
     stock.add_argument("--step", type=_non_negative_int, default=1, help="price step (1)")
     stock.add_argument("--output", "-o", required=True, help="a .csv, .jsonl or .parquet file")
     stock.add_argument("--format", choices=[f.value for f in Format])
+    hadoop = workloads.add_parser(
+        "hadoop", help="a Hadoop cluster-monitoring trace (SIGMOD 2014, section 6.5)"
+    )
+    hadoop.add_argument("--jobs", "-j", type=_positive_int, default=100)
+    hadoop.add_argument("--nodes", type=_positive_int, default=20)
+    hadoop.add_argument("--seed", "-s", type=int, default=0)
+    hadoop.add_argument("--straggler-prob", type=float, default=0.02)
+    hadoop.add_argument("--output", "-o", required=True, help="a .csv, .jsonl or .parquet file")
+    hadoop.add_argument("--format", choices=[f.value for f in Format])
     return parser
 
 
@@ -520,26 +530,33 @@ def cmd_explain(args: argparse.Namespace, out: Console) -> int:
 
 
 def cmd_generate(args: argparse.Namespace, out: Console) -> int:
-    from kleene.datagen import stock
+    from kleene.datagen import hadoop, stock
 
     fmt = infer_format(args.output, args.format)
     started = time.perf_counter()
     try:
-        table = stock.generate(
-            args.events,
-            symbols=args.symbols,
-            increase_prob=args.increase_prob,
-            seed=args.seed,
-            step=args.step,
-        )
+        if args.workload == "hadoop":
+            table = hadoop.generate(
+                args.jobs, nodes=args.nodes, seed=args.seed, straggler_prob=args.straggler_prob
+            )
+            what = f"Hadoop trace events ({args.jobs} jobs, {args.nodes} nodes, seed {args.seed})"
+        else:
+            table = stock.generate(
+                args.events,
+                symbols=args.symbols,
+                increase_prob=args.increase_prob,
+                seed=args.seed,
+                step=args.step,
+            )
+            what = (
+                f"stock events ({args.symbols} symbols, p={args.increase_prob}, seed {args.seed})"
+            )
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
     write_table(table, args.output, fmt)
     seconds = time.perf_counter() - started
     out.print(
-        f"wrote {table.num_rows:,} stock events ({args.symbols} symbols, "
-        f"p={args.increase_prob}, seed {args.seed}) to {args.output} "
-        f"({fmt.value}) in {seconds:.2f} s",
+        f"wrote {table.num_rows:,} {what} to {args.output} ({fmt.value}) in {seconds:.2f} s",
         markup=False,
         highlight=False,
     )

@@ -1,4 +1,4 @@
-"""``kleene generate stock``: deterministic files in every format."""
+"""``kleene generate``: deterministic files in every format."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
+import kleene
+from kleene.datagen.hadoop import generate as generate_hadoop
 from kleene.datagen.stock import generate
 from kleene.io import read_table
+from tests.cli.support import ROOT
 from tests.cli.support import kleene as run_kleene
 
 ARGS = ("--events", "3000", "--symbols", "3", "--increase-prob", "0.6")
@@ -38,3 +41,13 @@ def test_format_flag_overrides_the_extension(tmp_path: Path) -> None:
     done = run_kleene("generate", "stock", *ARGS, "-o", path, "--format", "parquet")
     assert done.returncode == 0, done.stderr
     assert path.read_bytes()[:4] == b"PAR1"
+
+
+def test_generate_hadoop_trace_runs_a_monitoring_query(tmp_path: Path) -> None:
+    path = tmp_path / "trace.parquet"
+    done = run_kleene("generate", "hadoop", "--jobs", "5", "--seed", "3", "-o", path)
+    assert done.returncode == 0, done.stderr
+    table = read_table(path)
+    assert table.equals(generate_hadoop(5, seed=3))
+    query = (ROOT / "bench" / "queries" / "hadoop_q1.sase").read_text()
+    assert len(kleene.compile(query).run(table)) == 5  # one match per job
