@@ -62,3 +62,18 @@ class Core(Protocol):
     def flush(self, st: Any, window: float | None) -> list[Completion]:
         """End of stream: the matches still held back (none for most cores)."""
         ...
+
+
+def expire(partitions: dict[tuple[Any, ...], list[Any]], now: Any, window: float) -> int:
+    """Drop the runs (tuples whose third field is their start time) that the window has
+    passed, and partitions left empty; return how many runs were dropped."""
+    dropped = 0
+    for key in list(partitions):
+        runs = partitions[key]
+        alive = [r for r in runs if now - r[2] <= window]
+        dropped += len(runs) - len(alive)
+        if alive:
+            partitions[key] = alive
+        else:
+            del partitions[key]
+    return dropped

@@ -27,7 +27,7 @@ from typing import Any
 from kleene.compiler.plan import Plan, State
 from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
-from kleene.runtime.core import Completion
+from kleene.runtime.core import Completion, expire
 from kleene.runtime.nfa.buffer import Origins, SharedVersionedBuffer, Version
 
 # (state, V, start time, start position, origins, version)
@@ -111,14 +111,7 @@ class NfaEngine:
 
     def sweep(self, st: NfaState, now: Any, window: float | None) -> None:
         if window is not None:
-            for key in list(st.partitions):
-                runs = st.partitions[key]
-                alive = [r for r in runs if now - r[2] <= window]
-                st.live_runs -= len(runs) - len(alive)
-                if alive:
-                    st.partitions[key] = alive
-                else:
-                    del st.partitions[key]
+            st.live_runs -= expire(st.partitions, now, window)
         oldest = min((r[3] for runs in st.partitions.values() for r in runs), default=1 << 62)
         st.buffer.prune(oldest)
 

@@ -31,7 +31,7 @@ from kleene.compiler.consistency import FALSE_VALUE
 from kleene.compiler.plan import Plan, State
 from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
-from kleene.runtime.core import Completion, Intermediate
+from kleene.runtime.core import Completion, Intermediate, expire
 from kleene.runtime.postpone.construct import Anchor, Segment, construct
 
 
@@ -145,16 +145,8 @@ class PostponeCore:
         return out
 
     def sweep(self, st: PostponeState, now: Any, window: float | None) -> None:
-        if window is None:
-            return
-        for key in list(st.partitions):
-            runs = st.partitions[key]
-            alive = [r for r in runs if now - r[2] <= window]
-            st.live_runs -= len(runs) - len(alive)
-            if alive:
-                st.partitions[key] = alive
-            else:
-                del st.partitions[key]
+        if window is not None:
+            st.live_runs -= expire(st.partitions, now, window)
 
     def flush(self, st: Any, window: float | None) -> list[Completion]:
         return []  # every match is reported at its last event
