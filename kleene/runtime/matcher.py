@@ -132,10 +132,9 @@ class Matcher:
 
     def _vectorizable(self, batch: EventBatch, clean: set[str]) -> bool:
         """Whether the batch needs no per-event admission: one time kind, in order and
-        not late, every event typed and valid, and (skip-till strategies) events no
-        state accepts can simply be skipped."""
+        not late, every event typed and valid."""
         st = self.st
-        if not self.only_pattern_types or self.config.allowed_lateness:
+        if self.config.allowed_lateness:
             return False
         if batch.time_kind is None or st.time_kind not in (None, batch.time_kind):
             return False
@@ -148,8 +147,10 @@ class Matcher:
         return bool(np.all(times[1:] >= times[:-1])) and (horizon is None or times[0] >= horizon)
 
     def _push_relevant(self, batch: EventBatch, clean: set[str], out: list[Result]) -> None:
-        """Process only the events some state may accept (match-windows paper, section
-        4.2); the others take their stream positions and move time on."""
+        """Admit a whole batch at once and give the automaton only the events some
+        state may accept (match-windows paper, section 4.2). Under the skip-till
+        strategies the others are skipped; under strict and partition contiguity they
+        still end the runs of their partition."""
         st = self.st
         if st.time_kind is None:
             st.time_kind, st.tz = batch.time_kind, batch.tz
@@ -157,7 +158,11 @@ class Matcher:
             mask = self.prefilter.relevant(batch, clean)
         else:
             mask = np.isin(batch.types_array(), list(self.types))
-        rows = np.flatnonzero(mask)
+        useful: list[bool] | None = None
+        if self.only_pattern_types:
+            rows = np.flatnonzero(mask)
+        else:
+            rows, useful = np.arange(len(batch)), mask.tolist()
         base = st.position
         types = batch.types_array()[rows].tolist()
         times = [batch.times[i] for i in rows.tolist()]
@@ -165,7 +170,10 @@ class Matcher:
         columns = [batch.take(a, rows) for a in self.plan.attributes]
         for k, j in enumerate(rows.tolist()):
             e = (types[k], times[k], ids[k], *(col[k] for col in columns))
-            self._process(e, out, base + j)
+            if useful is None or useful[j]:
+                self._process(e, out, base + j)
+            else:
+                self._pass(e, out, base + j)
         n = len(batch)
         st.arrived += n
         st.position = base + n
@@ -337,13 +345,14 @@ class Matcher:
         for negation in self.by_type_negations.get(etype, ()):
             st.negation.add(negation, partition or (), position, e)
 
-    def _pass(self, e: tuple[Any, ...], out: list[Result]) -> None:
+    def _pass(self, e: tuple[Any, ...], out: list[Result], position: int | None = None) -> None:
         """An event no state can accept (see :mod:`kleene.runtime.prefilter`): it takes a
         stream position and moves time on; under strict or partition contiguity it ends
         every run of its partition, as no edge of theirs could follow it."""
         st = self.st
         t = e[1]
-        st.position += 1
+        if position is None:
+            st.position += 1
         st.clock = t
         if st.pending and st.pending[0][0] < t:
             self._decide_pending(t, out)
