@@ -6,6 +6,7 @@
 [{'a': (0,), 'b': (1,)}]
 """
 
+from kleene.collapsed import CollapsedMatch
 from kleene.errors import (
     EventError,
     KleeneError,
@@ -20,6 +21,7 @@ from kleene.query import Query, RunResult, compile
 from kleene.runtime.matcher import Matcher
 
 __all__ = [
+    "CollapsedMatch",
     "EventError",
     "EventFields",
     "KleeneError",
