@@ -1,0 +1,72 @@
+"""The Python-worker side of the batch pipeline, run without Spark."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.pandas.types import from_arrow_schema
+
+import kleene
+from kleene.datagen import stock
+from kleene.spark._prepare import POS
+from kleene.spark._query import resolve_query
+from kleene.spark._rows import KIND, MATCH_KIND, match_id
+from kleene.spark._schema import build_match_schema
+from kleene.spark._slicing import home_slice
+from kleene.spark._worker import GroupMatcher, _group_starts, time_number
+from tests.spark.support import local_keys
+
+pytestmark = pytest.mark.spark
+
+QUERY = """PATTERN SEQ(Stock+ a[], Stock b)
+WHERE skip_till_next_match(a[], b) {
+    [symbol] and a[i].price > a[i-1].price and b.price < a[a.LEN].price }
+WITHIN 20"""
+
+
+def test_group_starts_split_on_any_column_and_on_nulls() -> None:
+    table = pa.table({"k": [1, 1, None, None, 2, 2], "s": [0, 1, 1, 1, 1, 1]})
+    assert _group_starts(table, ["k", "s"]) == [0, 1, 2, 4]
+    assert _group_starts(table, []) == [0]
+
+
+def test_map_batches_carries_a_group_across_batches() -> None:
+    events = stock.generate(3000, symbols=3, seed=5)
+    spec, q = resolve_query(QUERY, time_field=None, type_field=None, id_field=None, options={})
+    table = events.append_column(POS, events["id"]).append_column("kleene__k0", events["symbol"])
+    ordered = table.sort_by([("kleene__k0", "ascending"), ("timestamp", "ascending")])
+    schema = build_match_schema(
+        q.ast, q.return_names, from_arrow_schema(table.schema), spec.columns
+    )
+    worker = GroupMatcher(spec, schema, ("kleene__k0",), ())
+    # batches of 700 rows: every symbol's rows span several batches
+    out = pa.Table.from_batches(list(worker.map_batches(iter(ordered.to_batches(700)))))
+    rows = [r for r in out.to_pylist() if r[KIND] == MATCH_KIND]
+    got = [frozenset((v, tuple(r[v])) for v in q.variables) for r in rows]
+    assert len(got) == len(set(got))
+    assert set(got) == local_keys(q.run(events))
+    assert all(r["match_id"] == match_id({v: r[v] for v in q.variables}) for r in rows)
+
+
+def test_match_id_depends_on_variables_and_ids_only() -> None:
+    assert match_id({"a": (1, 2), "b": (3,)}) == match_id({"b": [3], "a": [1, 2]})
+    assert match_id({"a": (1, 2), "b": (3,)}) != match_id({"a": (1,), "b": (2, 3)})
+
+
+def test_time_numbers_follow_the_slice_cuts() -> None:
+    moment = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    micros = time_number(moment)
+    assert micros == moment.timestamp() * 1e6
+    cuts = [10.0, 20.0]
+    assert [home_slice(time_number(t), cuts) for t in (5, 10, 19.5, 20, None)] == [0, 1, 1, 2, 0]
+    assert time_number(float("nan")) is None and time_number(True) is None
+
+
+def test_compiled_query_keeps_its_options() -> None:
+    q = kleene.compile(QUERY, output="non-overlap", time_field="ts")
+    spec, again = resolve_query(q, time_field=None, type_field=None, id_field=None, options={})
+    assert again.output is q.output and spec.columns.time_field == "ts"
+    spec2, _ = resolve_query(q, time_field="t2", type_field=None, id_field=None, options={})
+    assert spec2.columns.time_field == "t2" and spec2 != spec
