@@ -92,10 +92,9 @@ class Matcher:
         self.config = config
         self.engine = make_core(plan, config)
         self.prefilter = Prefilter(plan)
-        if isinstance(self.engine, BacktrackCore):
-            # its postponed runs may still complete matches before an event that no
-            # state accepts, so every event has to reach it
-            self.prefilter.useful = False
+        # the backtrack core's postponed runs may still complete matches before an
+        # event that no state accepts, so every event has to reach it
+        self.every_event = isinstance(self.engine, BacktrackCore)
         self.st: MatcherState = pickle.loads(state) if state else MatcherState(self.engine)
         self.validator = Validator(plan, self.st.learned_kinds)
         self.trailing = [n for n in plan.negations if n.after is None]
@@ -154,7 +153,9 @@ class Matcher:
         st = self.st
         if st.time_kind is None:
             st.time_kind, st.tz = batch.time_kind, batch.tz
-        if self.prefilter.useful:
+        if self.every_event:
+            mask = np.ones(len(batch), dtype=bool)
+        elif self.prefilter.useful:
             mask = self.prefilter.relevant(batch, clean)
         else:
             mask = np.isin(batch.types_array(), list(self.types))
@@ -188,7 +189,7 @@ class Matcher:
         """Admit the batch event by event: validation, order and lateness."""
         st = self.st
         columns = [batch.column(a) for a in self.plan.attributes]
-        if self.prefilter.useful:
+        if self.prefilter.useful and not self.every_event:
             relevant = self.prefilter.relevant(batch, clean).tolist()
         else:
             relevant = [True] * len(batch)
