@@ -106,6 +106,17 @@ class EventBatch:
             self._cache["ids"] = ids
         return self._cache["ids"]
 
+    def ids_at(self, rows: np.ndarray) -> list[Any]:
+        """The ids of the given rows (their input positions where the id is missing)."""
+        if "ids" in self._cache or self.table is None:
+            ids = self.ids
+            return [ids[i] for i in rows.tolist()]
+        positions = (rows + self.first).tolist()
+        if self.fields.id_field not in self.table.column_names:
+            return positions
+        raw = self.take(self.fields.id_field, rows)
+        return [p if v is None else v for v, p in zip(raw, positions, strict=True)]
+
     def column(self, attr: str) -> list[Any]:
         key = "col:" + attr
         if key not in self._cache:
@@ -131,9 +142,25 @@ class EventBatch:
     # --- vectorized views ----------------------------------------------------------------
 
     def types_array(self) -> np.ndarray:
-        if self.table is not None and self.fields.type_field in self.table.column_names:
-            return self.table.column(self.fields.type_field).to_numpy(zero_copy_only=False)
-        return np.asarray(self.types, dtype=object)
+        if "types_array" not in self._cache:
+            if self.table is not None and self.fields.type_field in self.table.column_names:
+                col = self.table.column(self.fields.type_field)
+                arr = col.to_numpy(zero_copy_only=False)
+            else:
+                arr = np.asarray(self.types, dtype=object)
+            self._cache["types_array"] = arr
+        return self._cache["types_array"]
+
+    def present_types(self) -> set[Any]:
+        """The distinct event types of the batch (None when some event has none)."""
+        if "present" not in self._cache:
+            if self.table is not None and self.fields.type_field in self.table.column_names:
+                col = self.table.column(self.fields.type_field)
+                found = set(pc.unique(col).to_pylist())
+            else:
+                found = set(self.types)
+            self._cache["present"] = found
+        return self._cache["present"]
 
     def kind(self, attr: str, rows: np.ndarray | None = None) -> str | None:
         """"number" or "string" when every value of the column (of the rows where the
@@ -229,6 +256,11 @@ class EventBatch:
             return micros, ["datetime" if v is not None else "missing timestamp" for v in micros]
         if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
             values = col.to_pylist()
+            clean = col.null_count == 0 and (
+                pa.types.is_integer(col.type) or not pc.any(pc.is_nan(col)).as_py()
+            )
+            if clean:
+                return values, ["number"] * self.n
             kinds = ["missing timestamp" if is_missing(v) else "number" for v in values]
             return [None if is_missing(v) else v for v in values], kinds
         read = [read_time(v) for v in col.to_pylist()]

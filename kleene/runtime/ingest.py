@@ -13,8 +13,6 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-import numpy as np
-
 from kleene.compiler.plan import Plan
 from kleene.events import EventBatch, is_missing
 
@@ -56,7 +54,7 @@ class Validator:
         missing. Checked column-wise, so the per-event check runs only for the other
         types."""
         types = batch.types_array()
-        present = set(np.unique(types.astype(str)).tolist())
+        present = batch.present_types()
         kinds: dict[tuple[str, str], str | None] = {}
         for etype, attrs in self.required.items():
             if etype in present:

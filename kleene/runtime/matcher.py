@@ -137,9 +137,8 @@ class Matcher:
             return False
         if batch.time_kind is None or st.time_kind not in (None, batch.time_kind):
             return False
-        types = batch.types_array()
-        present = {t for t in np.unique(types.astype(str)).tolist()}
-        if any(t is None for t in types.tolist()) or not (present & self.types) <= clean:
+        present = batch.present_types()
+        if None in present or not (present & self.types) <= clean:
             return False
         times = batch.times_array()
         horizon = self._horizon()
@@ -167,7 +166,7 @@ class Matcher:
         base = st.position
         types = batch.types_array()[rows].tolist()
         times = [batch.times[i] for i in rows.tolist()]
-        ids = [batch.ids[i] for i in rows.tolist()]
+        ids = batch.ids_at(rows)
         columns = [batch.take(a, rows) for a in self.plan.attributes]
         for k, j in enumerate(rows.tolist()):
             e = (types[k], times[k], ids[k], *(col[k] for col in columns))
