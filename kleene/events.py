@@ -75,6 +75,7 @@ class EventBatch:
         self.table = table
         self.rows = rows
         self.tz: dt.tzinfo | None = None
+        self.time_kind: str | None = None
         self._cache: dict[str, Any] = {}
         self._read_times()
 
@@ -99,8 +100,11 @@ class EventBatch:
             else:
                 assert self.rows is not None
                 ids = [
-                    (row.get(self.fields.id_field, first + j) if isinstance(row, Mapping)
-                     else first + j)
+                    (
+                        row.get(self.fields.id_field, first + j)
+                        if isinstance(row, Mapping)
+                        else first + j
+                    )
                     for j, row in enumerate(self.rows)
                 ]
             self._cache["ids"] = ids
@@ -163,7 +167,7 @@ class EventBatch:
         return self._cache["present"]
 
     def kind(self, attr: str, rows: np.ndarray | None = None) -> str | None:
-        """"number" or "string" when every value of the column (of the rows where the
+        """ "number" or "string" when every value of the column (of the rows where the
         boolean mask ``rows`` is set) is one and none is missing; None otherwise (then
         each event is checked on its own)."""
         if rows is not None and not rows.all():
@@ -207,6 +211,8 @@ class EventBatch:
         return self._cache[key]
 
     def times_array(self) -> np.ndarray:
+        if "times_arrow" in self._cache:
+            return self._cache["times_arrow"].to_numpy()
         return np.asarray(self.times, dtype=np.float64 if self.time_kind == "number" else np.int64)
 
     def take(self, attr: str, rows: np.ndarray) -> list[Any]:
@@ -221,10 +227,16 @@ class EventBatch:
     def _read_times(self) -> None:
         """Times as numbers (datetimes as epoch microseconds) with a per-event kind;
         ``time_kind`` is the batch's single kind, or None when kinds differ or a time
-        is unreadable."""
+        is unreadable. A clean arrow time column stays columnar until asked for."""
         name = self.fields.time_field
-        if self.table is not None:
-            self.times, self.time_kinds = self._arrow_times(name)
+        if self.table is not None and name in self.table.column_names:
+            col = self._arrow_time_column(self.table.column(name))
+            if col is not None:
+                self._cache["times_arrow"] = col
+                return
+            times, kinds = self._arrow_times(self.table.column(name))
+        elif self.table is not None:
+            times, kinds = [None] * self.n, ["missing timestamp"] * self.n
         else:
             assert self.rows is not None
             times, kinds = [], []
@@ -235,40 +247,67 @@ class EventBatch:
                 kinds.append(kind)
                 if kind == "datetime" and self.tz is None:
                     self.tz = getattr(value, "tzinfo", None)
-            self.times, self.time_kinds = times, kinds
-        found = set(self.time_kinds)
-        self.time_kind = found.pop() if len(found) == 1 else None
-        if self.time_kind not in ("number", "datetime"):
-            self.time_kind = None
+        self._cache["times"], self._cache["time_kinds"] = times, kinds
+        found = set(kinds)
+        single = found.pop() if len(found) == 1 else None
+        self.time_kind = single if single in ("number", "datetime") else None
 
-    def _arrow_times(self, name: str) -> tuple[list[Any], list[str]]:
-        assert self.table is not None
-        if name not in self.table.column_names:
-            return [None] * self.n, ["missing timestamp"] * self.n
-        col = self.table.column(name)
+    def _arrow_time_column(self, col: pa.ChunkedArray) -> pa.ChunkedArray | None:
+        """The column as numbers when no time is missing, setting ``time_kind``."""
+        if col.null_count:
+            return None
         if pa.types.is_timestamp(col.type):
             tz_name = col.type.tz
             if tz_name:
                 import zoneinfo
 
                 self.tz = dt.UTC if tz_name.upper() == "UTC" else zoneinfo.ZoneInfo(tz_name)
-            micros = col.cast(pa.timestamp("us", tz_name)).cast(pa.int64()).to_pylist()
+            self.time_kind = "datetime"
+            return col.cast(pa.timestamp("us", tz_name)).cast(pa.int64())
+        if pa.types.is_integer(col.type) or (
+            pa.types.is_floating(col.type) and not pc.any(pc.is_nan(col)).as_py()
+        ):
+            self.time_kind = "number"
+            return col
+        return None
+
+    def _arrow_times(self, col: pa.ChunkedArray) -> tuple[list[Any], list[str]]:
+        if pa.types.is_timestamp(col.type):
+            micros = col.cast(pa.timestamp("us", col.type.tz)).cast(pa.int64()).to_pylist()
             return micros, ["datetime" if v is not None else "missing timestamp" for v in micros]
         if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
             values = col.to_pylist()
-            clean = col.null_count == 0 and (
-                pa.types.is_integer(col.type) or not pc.any(pc.is_nan(col)).as_py()
-            )
-            if clean:
-                return values, ["number"] * self.n
             kinds = ["missing timestamp" if is_missing(v) else "number" for v in values]
             return [None if is_missing(v) else v for v in values], kinds
         read = [read_time(v) for v in col.to_pylist()]
         return [r[0] for r in read], [r[1] for r in read]
 
+    @property
+    def times(self) -> list[Any]:
+        if "times" not in self._cache:
+            self._cache["times"] = self._cache["times_arrow"].to_pylist()
+        return self._cache["times"]
+
+    @property
+    def time_kinds(self) -> list[str]:
+        if "time_kinds" not in self._cache:
+            self._cache["time_kinds"] = [self.time_kind] * self.n
+        return self._cache["time_kinds"]
+
+    def times_at(self, rows: np.ndarray) -> list[Any]:
+        if "times" not in self._cache:
+            return self._cache["times_arrow"].take(rows).to_pylist()
+        times = self.times
+        return [times[i] for i in rows.tolist()]
+
+    def last_time(self) -> Any:
+        if "times" not in self._cache:
+            return self._cache["times_arrow"][-1].as_py()
+        return self.times[-1]
+
 
 def column_kind(column: list[Any]) -> str | None:
-    """"number" or "string" when every value is one and none is missing, else None."""
+    """ "number" or "string" when every value is one and none is missing, else None."""
     kinds = set(map(type, column))
     if kinds == {str}:
         return "string"

@@ -165,7 +165,7 @@ class Matcher:
             rows, useful = np.arange(len(batch)), mask.tolist()
         base = st.position
         types = batch.types_array()[rows].tolist()
-        times = [batch.times[i] for i in rows.tolist()]
+        times = batch.times_at(rows)
         ids = batch.ids_at(rows)
         columns = [batch.take(a, rows) for a in self.plan.attributes]
         for k, j in enumerate(rows.tolist()):
@@ -177,7 +177,7 @@ class Matcher:
         n = len(batch)
         st.arrived += n
         st.position = base + n
-        st.clock = batch.times[-1]
+        st.clock = batch.last_time()
         st.since_sweep += n - len(rows)
         if st.pending and st.pending[0][0] < st.clock:
             self._decide_pending(st.clock, out)
