@@ -1,8 +1,22 @@
 """kleene on Apache Spark: batch matching of DataFrames and stateful stream matching.
 
-This is the only package that imports pyspark. :func:`match` matches a DataFrame
-(:mod:`kleene.spark.batch`); :func:`match_stream` matches a streaming DataFrame with
-per-key state in Spark's state store (:mod:`kleene.spark.streaming`).
+This is the only package that imports pyspark.
+
+* :func:`match` (:mod:`kleene.spark.batch`) matches a DataFrame: events are split by
+  the query's partition key and/or by time slice (:mod:`kleene.spark._slicing`), each
+  group is sorted into stream order and fed to one kleene matcher in a Python worker
+  (``mapInArrow``). The result equals ``Query.run`` over the input in time order.
+* :func:`match_stream` (:mod:`kleene.spark.streaming`) matches a streaming DataFrame with
+  ``transformWithStateInPandas``: one matcher snapshot per key in the RocksDB state
+  store, event-time timers driving ``advance_to(watermark)``, late events rejected with
+  reason ``late`` (:mod:`kleene.spark._processor`).
+* :func:`read_event_stream` (:mod:`kleene.spark.sources`) opens a source described by
+  an options dict (a folder of Parquet or JSON files, or Kafka).
+
+    >>> import kleene.spark as ks                                   # doctest: +SKIP
+    >>> spark = ks.local_session(2)                                 # doctest: +SKIP
+    >>> result = ks.match(spark.read.parquet("events"), QUERY)      # doctest: +SKIP
+    >>> result.matches.show(); result.rejected.show()               # doctest: +SKIP
 """
 
 from kleene.spark._session import local_session

@@ -83,7 +83,13 @@ def resolve_query(
     spec = QuerySpec(text, tuple(sorted(merged.items())))
     if isinstance(query, kleene.Query) and merged == base:
         _CACHE.setdefault(spec, query)
-    return spec, spec.compile()
+    compiled = spec.compile()
+    if compiled.output is OutputFormat.COLLAPSED:
+        raise kleene.QueryError(
+            "the Spark pipeline writes one row per match; collapsed output is available "
+            "from Query.run_collapsed and from `kleene run` with the local engine"
+        )
+    return spec, compiled
 
 
 @dataclass(frozen=True)

@@ -201,6 +201,12 @@ def test_stop_and_restart_from_checkpoint_loses_and_repeats_nothing(
         checkpoint=str(ckpt),
         watermark=f"{DELAY} seconds",
     )
+    before = ks.read_output(spark, out / "matches", stream.schema.struct())
+    assert before.count() == 0 and before.columns[: len(q.variables) + 2] == [
+        "match_id",
+        "partition",
+        *q.variables,
+    ]
     running = stream.to_parquet(
         str(out / "matches"), str(out / "rejected"), processing_time="0 seconds"
     )
@@ -242,7 +248,7 @@ def test_stop_and_restart_from_checkpoint_loses_and_repeats_nothing(
     )
     stream.to_parquet(str(out / "matches"), str(out / "rejected")).awaitTermination()
     assert batch_dir.stat().st_mtime_ns > before  # replayed
-    got = spark_keys(_match_rows(spark, out), q.variables)
+    got = spark_keys(ks.read_output(spark, out / "matches", stream.schema.struct()), q.variables)
     assert Counter(got) == Counter(expected)
     rejected = spark.read.parquet(str(out / "rejected")).collect()
     assert sorted(r["id"] for r in rejected) == sorted(late_ids)
