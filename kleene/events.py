@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,6 +154,17 @@ class EventBatch:
                 arr = np.asarray(self.types, dtype=object)
             self._cache["types_array"] = arr
         return self._cache["types_array"]
+
+    def type_mask(self, types: Iterable[str]) -> np.ndarray:
+        """Which events have one of the given types, as a boolean array."""
+        wanted = list(types)
+        if self.table is not None and self.fields.type_field in self.table.column_names:
+            col = self.table.column(self.fields.type_field)
+            found = pc.is_in(col, value_set=pa.array(wanted, type=col.type))
+            return found.to_numpy(zero_copy_only=False) & ~pc.is_null(col).to_numpy(
+                zero_copy_only=False
+            )
+        return np.isin(self.types_array(), wanted)
 
     def present_types(self) -> set[Any]:
         """The distinct event types of the batch (None when some event has none)."""

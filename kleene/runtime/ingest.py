@@ -53,12 +53,11 @@ class Validator:
         over the events of that type, holds values of one known kind with nothing
         missing. Checked column-wise, so the per-event check runs only for the other
         types."""
-        types = batch.types_array()
         present = batch.present_types()
         kinds: dict[tuple[str, str], str | None] = {}
         for etype, attrs in self.required.items():
             if etype in present:
-                rows = types == etype
+                rows = batch.type_mask([etype])
                 for attr in attrs:
                     kinds[(etype, attr)] = batch.kind(attr, rows)
         self._learn_from_columns(kinds)

@@ -157,14 +157,14 @@ class Matcher:
         elif self.prefilter.useful:
             mask = self.prefilter.relevant(batch, clean)
         else:
-            mask = np.isin(batch.types_array(), list(self.types))
+            mask = batch.type_mask(self.types)
         useful: list[bool] | None = None
         if self.only_pattern_types:
             rows = np.flatnonzero(mask)
         else:
             rows, useful = np.arange(len(batch)), mask.tolist()
         base = st.position
-        types = batch.types_array()[rows].tolist()
+        types = batch.take(self.config.fields.type_field, rows)
         times = batch.times_at(rows)
         ids = batch.ids_at(rows)
         columns = [batch.take(a, rows) for a in self.plan.attributes]

@@ -51,10 +51,9 @@ class Prefilter:
         )
 
     def relevant(self, batch: EventBatch, clean: set[str]) -> np.ndarray:
-        types = np.asarray(batch.types, dtype=object)
-        mask = np.zeros(len(types), dtype=bool)
+        mask = np.zeros(len(batch), dtype=bool)
         for etype, states in self.by_type.items():
-            rows = np.flatnonzero(types == etype)
+            rows = np.flatnonzero(batch.type_mask([etype]))
             if not len(rows):
                 continue
             if etype in self.always or etype not in clean or any(not p for _, p in states):
@@ -67,8 +66,8 @@ class Prefilter:
                 mask[rows] = accepted
             except _GiveUp:
                 mask[rows] = True
-        for etype in self.always:
-            mask[types == etype] = True
+        if self.always:
+            mask |= batch.type_mask(self.always)
         return mask
 
 
