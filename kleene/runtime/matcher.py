@@ -49,7 +49,7 @@ class MatcherConfig:
     fields: EventFields = field(default_factory=EventFields)
     allowed_lateness: float = 0
     max_runs: int = 1_000_000
-    engine: str = "nfa"  # "nfa" (basic algorithm), "merge" (with run merging), ...
+    engine: str = "nfa"  # a core of runtime.choice.ENGINES, never "auto" (resolved before)
 
 
 class MatcherState:
