@@ -3,7 +3,8 @@
 Spark starts one Python worker per task; the workers must import kleene, so they run the
 same interpreter as the driver (``PYSPARK_PYTHON = sys.executable``, where the package is
 installed). Streaming state lives in the RocksDB state store, which
-``transformWithStateInPandas`` requires.
+``transformWithStateInPandas`` requires. The session time zone is UTC, so timestamps
+handed to Python workers as naive values mean what the engine assumes (naive = UTC).
 """
 
 from __future__ import annotations
