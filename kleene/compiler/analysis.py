@@ -71,10 +71,11 @@ def place(expr: ast.Expr, pattern: ast.Seq) -> Placement:
     """The edge of a conjunct's last identifier (section 3.2, step 2)."""
     positive = [c.var for c in pattern.positive]
     refs = references(expr)
+    order = {c.var: k for k, c in enumerate(pattern.components)}
     negated = {r.var for r in refs if (c := pattern.component(r.var)) and c.negated}
     previous = any(needs_previous(r) for r in refs)
-    if negated:
-        return Placement(0, Phase.FIRST, previous, negated=min(negated))
+    if negated:  # checked by the negation, at the last of its variables it mentions
+        return Placement(0, Phase.FIRST, previous, negated=max(negated, key=order.__getitem__))
     if not refs:
         return Placement(0, Phase.FIRST)
     last = max((positive.index(r.var), ref_phase(r)) for r in refs)

@@ -23,7 +23,7 @@ from kleene.compiler.analysis import (
     place,
 )
 from kleene.compiler.consistency import classify
-from kleene.compiler.plan import Negation, Plan, State
+from kleene.compiler.plan import NegatedEvent, Negation, Plan, State
 from kleene.compiler.slots import Slot, SlotLayout
 from kleene.lang import ast
 from kleene.lang import expr_to_text as _text
@@ -102,9 +102,12 @@ def build_plan(
         comp.var: [c.expr for c in conjuncts if c.placement.negated == comp.var]
         for comp in pattern.negative
     }
+    negated_vars = {comp.var for comp in pattern.negative}
     for var, conds in negated_conjuncts.items():
         for cond in conds:
-            needed += codegen.slots_needed(cond, var, "single")
+            needed += [
+                s for s in codegen.slots_needed(cond, var, "single") if s[1] not in negated_vars
+            ]
     return_exprs = [item.expr for item in query.returns]
     for expr in return_exprs:
         needed += codegen.slots_needed(expr, None, "rest")
@@ -175,8 +178,8 @@ def build_plan(
         )
 
     negations = tuple(
-        _negation(comp, pattern, negated_conjuncts[comp.var], key, slot_code, attr_index)
-        for comp in pattern.negative
+        _negation(group, pattern, negated_conjuncts, key, slot_code, attr_index)
+        for group in pattern.negation_groups()
     )
 
     returns = None
@@ -311,33 +314,50 @@ def _proceed_function(name: str, conds: list[ast.Expr], ctx: codegen.Context) ->
 
 
 def _negation(
-    comp: ast.Component,
+    group: tuple[ast.Component, ...],
     pattern: ast.Seq,
-    conds: list[ast.Expr],
+    conjuncts: dict[str, list[ast.Expr]],
     key: Any,
     slot_code: Callable[[Slot], str],
     attr_index: Callable[[str], int],
 ) -> Negation:
+    """A negated component or sequence: one check per variable, holding the conjuncts
+    whose last negated identifier it is; earlier members are read from ``P``."""
     positive = [c.var for c in pattern.positive]
-    pos = pattern.components.index(comp)
-    before_vars = [c.var for c in pattern.components[:pos] if not c.negated]
-    after_vars = [c.var for c in pattern.components[pos + 1 :] if not c.negated]
-    before = positive.index(before_vars[-1]) if before_vars else None
-    after = positive.index(after_vars[0]) if after_vars else None
-    ctx = codegen.Context(comp.var, "single", slot_code, attr_index)
-    name = f"negation_{comp.var}"
-    lines = [f"def {name}(e, V):", f"    if e[0] != {comp.event_type!r}: return False"]
-    lines += codegen.conjunction_lines([codegen.expr_code(c, ctx) for c in conds], "return False")
-    lines.append("    return True")
-    keyed = key is not None and key.covers(comp.var)
+    first = pattern.components.index(group[0])
+    last = pattern.components.index(group[-1])
+    before_vars = [c.var for c in pattern.components[:first] if not c.negated]
+    after_vars = [c.var for c in pattern.components[last + 1 :] if not c.negated]
+    earlier = {m.var: k for k, m in enumerate(group)}
+
+    def member_slot(slot: Slot) -> str:
+        if slot[1] in earlier:  # ("attr", var, "single", attr) of an earlier member
+            return f"P[{earlier[slot[1]]}][{codegen.field_index(slot[3], attr_index)}]"
+        return slot_code(slot)
+
+    members = []
+    for comp in group:
+        conds = conjuncts[comp.var]
+        ctx = codegen.Context(comp.var, "single", member_slot, attr_index)
+        name = f"negation_{comp.var}"
+        lines = [f"def {name}(e, V, P):", f"    if e[0] != {comp.event_type!r}: return False"]
+        lines += codegen.conjunction_lines(
+            [codegen.expr_code(c, ctx) for c in conds], "return False"
+        )
+        lines.append("    return True")
+        members.append(
+            NegatedEvent(
+                var=comp.var,
+                event_type=comp.event_type,
+                check=codegen.build("\n".join(lines) + "\n", name),
+                keyed=key is not None and key.covers(comp.var),
+                text=tuple(_text(c) for c in conds),
+            )
+        )
     return Negation(
-        var=comp.var,
-        event_type=comp.event_type,
-        before=before,
-        after=after,
-        check=codegen.build("\n".join(lines) + "\n", name),
-        keyed=keyed,
-        text=tuple(_text(c) for c in conds),
+        members=tuple(members),
+        before=positive.index(before_vars[-1]) if before_vars else None,
+        after=positive.index(after_vars[0]) if after_vars else None,
     )
 
 

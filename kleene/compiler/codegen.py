@@ -57,8 +57,13 @@ class Context:
     attr_index: Callable[[str], int]
 
 
+def field_index(attr: str, attr_index: Callable[[str], int]) -> int:
+    """Where an attribute sits in the event tuple."""
+    return FIXED_FIELDS[attr] if attr in FIXED_FIELDS else attr_index(attr)
+
+
 def event_field(attr: str, attr_index: Callable[[str], int]) -> str:
-    return f"e[{FIXED_FIELDS[attr] if attr in FIXED_FIELDS else attr_index(attr)}]"
+    return f"e[{field_index(attr, attr_index)}]"
 
 
 def expr_code(node: ast.Expr, ctx: Context) -> str:

@@ -53,7 +53,9 @@ def explain_plan(plan: Plan) -> str:
             (False, True): "before the first component",
             (True, False): "after the last component (decided when the window closes)",
         }[(n.before is not None, n.after is not None)]
-        lines.append(f"  not {n.var} ({n.event_type}) {where}: {_conj(n.text)}")
+        for m in n.members:
+            lines.append(f"  not {m.var} ({m.event_type}) {where}: {_conj(m.text)}")
+            where = "then, after it"
     if plan.return_names:
         lines.append("return: " + ", ".join(plan.return_names))
     return "\n".join(lines)

@@ -56,17 +56,41 @@ class State:
 
 
 @dataclass(frozen=True)
-class Negation:
-    """A negated component between positive components ``before`` and ``after``
-    (indices into the positive components; None at the pattern's start or end)."""
+class NegatedEvent:
+    """One variable of a negation. ``check(e, V, earlier)`` tests a candidate event
+    against the conjuncts whose last negated identifier is this variable; ``earlier``
+    holds the events already chosen for the variables before it in the negated
+    sequence."""
 
     var: str
     event_type: str
-    before: int | None
-    after: int | None
-    check: Callable[[tuple[Any, ...], StateVector], bool]
+    check: Callable[[tuple[Any, ...], StateVector, tuple[tuple[Any, ...], ...]], bool]
     keyed: bool
     text: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Negation:
+    """A negated component ``~(T n)``, or a negated sequence ``~SEQ(T1 n1, ...)`` (SIGMOD
+    2014, section 2.1), between positive components ``before`` and ``after`` (indices
+    into the positive components; None at the pattern's start or end)."""
+
+    members: tuple[NegatedEvent, ...]
+    before: int | None
+    after: int | None
+
+    @property
+    def var(self) -> str:
+        return self.members[0].var
+
+    @property
+    def event_types(self) -> frozenset[str]:
+        return frozenset(m.event_type for m in self.members)
+
+    @property
+    def keyed(self) -> bool:
+        """Every member's candidates are looked up in the match's partition."""
+        return all(m.keyed for m in self.members)
 
 
 @dataclass(frozen=True)

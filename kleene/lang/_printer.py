@@ -207,9 +207,20 @@ def _return_item(item: ast.ReturnItem) -> str:
     return text if item.alias is None else f"{text} AS {item.alias}"
 
 
+def _components(pattern: ast.Seq) -> str:
+    parts: list[str] = []
+    for index, c in enumerate(pattern.components):
+        if c.group is None:
+            parts.append(_component(c))
+        elif c.group == index:
+            members = [m for m in pattern.components if m.group == index]
+            parts.append("~SEQ(" + ", ".join(f"{m.event_type} {m.var}" for m in members) + ")")
+    return ", ".join(parts)
+
+
 def query_to_text(query: ast.Query) -> str:
     """The canonical text of a whole query, one clause per line."""
-    lines = ["PATTERN SEQ(" + ", ".join(_component(c) for c in query.pattern.components) + ")"]
+    lines = ["PATTERN SEQ(" + _components(query.pattern) + ")"]
     where = _where(query)
     if where is not None:
         lines.append(where)

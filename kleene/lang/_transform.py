@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lark import Token, Transformer, v_args
@@ -86,6 +87,27 @@ def string_value(token: str) -> str:
     return _ESCAPE_RE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
 
 
+@dataclass(frozen=True)
+class _NegatedSeq:
+    """The members of ``~SEQ(...)`` until the pattern numbers their group."""
+
+    members: tuple[ast.Component, ...]
+    span: ast.Span
+
+
+def _flatten(parts: Sequence[ast.Component | _NegatedSeq]) -> tuple[ast.Component, ...]:
+    out: list[ast.Component] = []
+    for part in parts:
+        if isinstance(part, ast.Component):
+            out.append(part)
+            continue
+        group = len(out)
+        for k, member in enumerate(part.members):
+            span = part.span if k == 0 else member.span
+            out.append(replace(member, negated=True, group=group, span=span))
+    return tuple(out)
+
+
 @v_args(meta=True)
 class AstBuilder(Transformer[Token, ast.Query]):
     """Builds a :class:`~kleene.lang.ast.Query` from a parse tree of one query text."""
@@ -155,12 +177,12 @@ class AstBuilder(Transformer[Token, ast.Query]):
     # --- pattern --------------------------------------------------------------------
 
     def seq_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq:
-        components = tuple(c for c in children if isinstance(c, ast.Component))
-        return ast.Seq(components, span=_tspan(children[1]))
+        parts = [c for c in children if isinstance(c, ast.Component | _NegatedSeq)]
+        return ast.Seq(_flatten(parts), span=_tspan(children[1]))
 
     def single_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq:
-        component: ast.Component = children[1]
-        return ast.Seq((component,), span=component.span)
+        part = children[1]
+        return ast.Seq(_flatten([part]), span=part.span)
 
     def _variable(self, token: Token) -> str:
         name = str(token)
@@ -180,6 +202,21 @@ class AstBuilder(Transformer[Token, ast.Query]):
     def negated_component(self, meta: Meta, children: list[Token]) -> ast.Component:
         var = self._variable(children[2])
         return ast.Component(str(children[1]), var, negated=True, span=_span(meta))
+
+    def negated_seq(self, meta: Meta, children: list[Any]) -> _NegatedSeq:
+        """``~SEQ(B b, C c)``: no b followed by c in the gap (SIGMOD 2014, section 2.1)."""
+        members: list[ast.Component] = []
+        for part in children:
+            if not isinstance(part, ast.Component | _NegatedSeq):
+                continue
+            if isinstance(part, _NegatedSeq) or part.kleene or part.negated:
+                raise self._error(
+                    "a negated SEQ may hold only single events like 'B b', not Kleene "
+                    "variables or negations",
+                    part.span,
+                )
+            members.append(part)
+        return _NegatedSeq(tuple(members), _span(meta))
 
     # --- clauses --------------------------------------------------------------------
 

@@ -219,16 +219,24 @@ class _Validator:
                 )
 
     def check_negation(self, refs: list[Reference]) -> None:
-        negated: str | None = None
+        """A condition may relate the members of one negated sequence, not two separate
+        negations (each is its own nested search)."""
+        negated: ast.Component | None = None
         for ref in refs:
-            if not self.components[ref.var].negated or ref.var == negated:
+            component = self.components[ref.var]
+            if not component.negated or negated is None:
+                negated = negated or (component if component.negated else None)
                 continue
-            if negated is not None:
+            same = component.var == negated.var or (
+                component.group is not None and component.group == negated.group
+            )
+            if not same:
                 self.fail(
-                    f"a condition may not relate two negated variables ({negated} and {ref.var})",
+                    f"a condition may not relate two separate negations ({negated.var} and "
+                    f"{ref.var}); write ~SEQ({negated.event_type} {negated.var}, "
+                    f"{component.event_type} {ref.var}) to negate them together",
                     ref.span,
                 )
-            negated = ref.var
 
     # --- WITHIN and RETURN ------------------------------------------------------------
 

@@ -183,12 +183,19 @@ class Equivalence(Expr):
 
 @dataclass(frozen=True)
 class Component(Node):
-    """One SEQ component: ``Type var``, ``Type+ var[]`` or ``~(Type var)`` / ``!Type var``."""
+    """One SEQ component: ``Type var``, ``Type+ var[]`` or ``~(Type var)`` / ``!Type var``.
+
+    The members of a negated nested sequence ``~SEQ(B b, C c)`` (SIGMOD 2014, section
+    2.1: negation applied to a pattern) are consecutive negated components sharing
+    ``group``, the index of the group's first member in the pattern; a lone negated
+    component has ``group`` None.
+    """
 
     event_type: str
     var: str
     kleene: bool = False
     negated: bool = False
+    group: int | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +213,19 @@ class Seq(Node):
 
     def component(self, var: str) -> Component | None:
         return next((c for c in self.components if c.var == var), None)
+
+    def negation_groups(self) -> list[tuple[Component, ...]]:
+        """The negated components, one tuple per negated sequence (a lone negated
+        component is a sequence of one), in pattern order."""
+        groups: list[tuple[Component, ...]] = []
+        for index, c in enumerate(self.components):
+            if not c.negated:
+                continue
+            if c.group is not None and c.group != index and groups:
+                groups[-1] = (*groups[-1], c)
+            else:
+                groups.append((c,))
+        return groups
 
 
 # --- clauses -----------------------------------------------------------------------

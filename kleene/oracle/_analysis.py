@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -51,7 +51,7 @@ class Conjunct:
     iterator: str | None
     first_index: int
     location: Location | None  # None when the conjunct mentions a negated variable
-    negated: str | None
+    negated: str | None  # the negation group it constrains (see negation_group)
 
     def holds(self, scope: Scope) -> bool:
         """Holds once, or, with an iterator variable v, at every index i from
@@ -73,7 +73,7 @@ class Plan:
     components: tuple[ast.Component, ...]
     kleene: frozenset[str]
     conjuncts: tuple[Conjunct, ...]  # over positive variables only
-    negation: tuple[Conjunct, ...]  # each mentions exactly one negated variable
+    negation: tuple[Conjunct, ...]  # each mentions one negation group (negation_group)
     window: float | None
     returns: tuple[ast.ReturnItem, ...]
 
@@ -126,7 +126,7 @@ def analyse(query: ast.Query) -> Plan:
                 raise QueryError("an equivalence test must be a top-level WHERE conjunct")
             clauses.extend(to_cnf(item))
     position = {c.var: k for k, c in enumerate(positive)}
-    negated = {c.var for c in negative}
+    negated = {c.var: negation_group(c, components) for c in negative}
     conjuncts = [_conjunct(clause, position, kleene, negated) for clause in clauses]
     for returned in query.returns:
         _check_return(returned.expr, position, kleene)
@@ -224,11 +224,19 @@ def _identifier_location(ref: Any, position: Mapping[str, int]) -> Location:
     return (component, Phase.BEGIN)
 
 
+def negation_group(component: ast.Component, components: Sequence[ast.Component]) -> str:
+    """The variable naming a negated component's group: the first member of its negated
+    sequence (``~SEQ(B b, C c)`` is one group, b), or the variable itself."""
+    if component.group is None:
+        return component.var
+    return components[component.group].var
+
+
 def _conjunct(
-    expr: ast.Expr, position: Mapping[str, int], kleene: frozenset[str], negated: set[str]
+    expr: ast.Expr, position: Mapping[str, int], kleene: frozenset[str], negated: Mapping[str, str]
 ) -> Conjunct:
     refs = _references(expr)
-    known = set(position) | negated
+    known = set(position) | set(negated)
     for ref in refs:
         _check_reference(ref, known, kleene)
     iterators = {r.var for r in refs if _is_iterating(r)}
@@ -236,9 +244,9 @@ def _conjunct(
         raise QueryError(f"a conjunct may iterate over one Kleene variable: {sorted(iterators)}")
     iterator = next(iter(iterators), None)
     first_index = 2 if any(_looks_back(r) for r in refs) else 1
-    mentioned_negated = {r.var for r in refs if r.var in negated}
+    mentioned_negated = {negated[r.var] for r in refs if r.var in negated}
     if len(mentioned_negated) > 1:
-        raise QueryError(f"a conjunct cannot relate negated variables {sorted(mentioned_negated)}")
+        raise QueryError(f"a conjunct cannot relate separate negations {sorted(mentioned_negated)}")
     negated_var = next(iter(mentioned_negated), None)
     location: Location | None = None
     if negated_var is None:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from kleene.collapsed import SAFE, UNSAFE, CollapsedMatch, Result
-from kleene.compiler.plan import Negation, Plan
+from kleene.compiler.plan import NegatedEvent, Plan
 from kleene.events import (
     MICROS,
     EventBatch,
@@ -99,11 +99,10 @@ class Matcher:
         self.validator = Validator(plan, self.st.learned_kinds)
         self.trailing = [n for n in plan.negations if n.after is None]
         self.inner = [n for n in plan.negations if n.after is not None]
-        self.by_type_negations: dict[str, list[Negation]] = {
-            n.event_type: [] for n in plan.negations
-        }
+        self.by_type_negations: dict[str, list[NegatedEvent]] = {}
         for n in plan.negations:
-            self.by_type_negations[n.event_type].append(n)
+            for member in n.members:
+                self.by_type_negations.setdefault(member.event_type, []).append(member)
         self.types = {s.event_type for s in plan.states} | set(self.by_type_negations)
         self.non_overlap = plan.output is OutputFormat.NON_OVERLAP
         self.collapsed = plan.output is OutputFormat.COLLAPSED
@@ -342,8 +341,8 @@ class Matcher:
                 )
             elif completions:
                 self._complete(completions, t, out)  # type: ignore[arg-type]
-        for negation in self.by_type_negations.get(etype, ()):
-            st.negation.add(negation, partition or (), position, e)
+        for member in self.by_type_negations.get(etype, ()):
+            st.negation.add(member, partition or (), position, e)
 
     def _pass(self, e: tuple[Any, ...], out: list[Result], position: int | None = None) -> None:
         """An event no state can accept (see :mod:`kleene.runtime.prefilter`): it takes a

@@ -1,8 +1,11 @@
-"""Negation as a nested query over candidate events (SIGMOD 2008, section 3.1).
+"""Negation as a nested query over candidate events (SIGMOD 2008, section 3.1; SIGMOD
+2014, section 2.1 for negation of a whole sequence).
 
 The positive pattern is matched first; each negated component then searches for an
 event of its type, between its neighbouring positive components and within the window
-of the match, that satisfies the conjuncts mentioning it. Candidates are kept per
+of the match, that satisfies the conjuncts mentioning it. A negated sequence
+``~SEQ(B b, C c)`` searches depth first for b, then for c after b, each member checked
+against the conjuncts whose last negated identifier it is. Candidates are kept per
 negated variable (per partition when the key covers it) in position order, pruned by
 the window.
 """
@@ -12,7 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Any
 
-from kleene.compiler.plan import Negation
+from kleene.compiler.plan import NegatedEvent, Negation
 
 
 class CandidateList:
@@ -35,11 +38,11 @@ class CandidateList:
         if cut:
             del self.positions[:cut], self.times[:cut], self.events[:cut]
 
-    def between(self, low: int, high: int) -> list[tuple[Any, ...]]:
-        """Events with low < position < high."""
+    def between(self, low: int, high: int) -> zip[tuple[int, tuple[Any, ...]]]:
+        """(position, event) of the events with low < position < high."""
         lo = bisect_right(self.positions, low)
         hi = bisect_left(self.positions, high)
-        return self.events[lo:hi]
+        return zip(self.positions[lo:hi], self.events[lo:hi], strict=True)
 
 
 class NegationState:
@@ -49,9 +52,9 @@ class NegationState:
         self.lists: dict[tuple[str, tuple[Any, ...]], CandidateList] = {}
 
     def add(
-        self, negation: Negation, partition: tuple[Any, ...], position: int, e: tuple[Any, ...]
+        self, member: NegatedEvent, partition: tuple[Any, ...], position: int, e: tuple[Any, ...]
     ) -> None:
-        key = (negation.var, partition if negation.keyed else ())
+        key = (member.var, partition if member.keyed else ())
         self.lists.setdefault(key, CandidateList()).add(position, e)
 
     def prune(self, oldest_time: Any) -> None:
@@ -72,19 +75,49 @@ def violated(
     first_time: Any,
     last_time: Any,
 ) -> bool:
-    """Whether some candidate event rules the match out.
+    """Whether some candidate events rule the match out.
 
     ``bounds[k]`` is (first position, last position, first time, last time) of positive
     component k.
     """
-    lst = st.lists.get((negation.var, partition if negation.keyed else ()))
-    if lst is None:
-        return False
     low = bounds[negation.before][1] if negation.before is not None else -1
     high = bounds[negation.after][0] if negation.after is not None else 1 << 62
-    for e in lst.between(low, high):
-        if window is not None and (max(last_time, e[1]) - min(first_time, e[1]) > window):
-            continue
-        if negation.check(e, vector):
+    search = _Search(negation.members, st, partition, vector, window, high)
+    return search.found(0, low, first_time, last_time, ())
+
+
+class _Search:
+    """Depth-first search for events of a negated sequence, in order, in one gap."""
+
+    def __init__(
+        self,
+        members: tuple[NegatedEvent, ...],
+        st: NegationState,
+        partition: tuple[Any, ...],
+        vector: tuple[Any, ...],
+        window: float | None,
+        high: int,
+    ) -> None:
+        self.members = members
+        self.lists = [st.lists.get((m.var, partition if m.keyed else ())) for m in members]
+        self.vector = vector
+        self.window = window
+        self.high = high
+
+    def found(
+        self, k: int, low: int, first: Any, last: Any, chosen: tuple[tuple[Any, ...], ...]
+    ) -> bool:
+        if k == len(self.members):
             return True
-    return False
+        lst = self.lists[k]
+        if lst is None:
+            return False
+        check = self.members[k].check
+        for position, e in lst.between(low, self.high):
+            t = e[1]
+            lo, hi = min(first, t), max(last, t)
+            if self.window is not None and hi - lo > self.window:
+                continue
+            if check(e, self.vector, chosen) and self.found(k + 1, position, lo, hi, (*chosen, e)):
+                return True
+        return False

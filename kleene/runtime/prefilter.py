@@ -43,7 +43,7 @@ class Prefilter:
         self.by_type: dict[str, list[tuple[str, tuple[ast.Expr, ...]]]] = {}
         for state in plan.states:
             self.by_type.setdefault(state.event_type, []).append((state.var, state.properties))
-        self.always = {n.event_type for n in plan.negations}  # negation candidates
+        self.always = {t for n in plan.negations for t in n.event_types}  # negation candidates
         # worth running only if some type's states all have properties to test
         self.useful = any(
             etype not in self.always and all(props for _, props in states)

@@ -92,7 +92,7 @@ CASES = [
         "PATTERN SEQ(A a, ~(N n), ~(M m), C c)\nWHERE n.x = m.x",
         "m.x",
         1,
-        "may not relate two negated variables (n and m)",
+        "may not relate two separate negations (n and m)",
     ),
     # window
     (P + "WITHIN 0", "WITHIN", 1, "the WITHIN window must be positive, not 0"),

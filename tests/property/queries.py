@@ -44,7 +44,42 @@ def components(draw: Any) -> list[tuple[str, str, bool, bool]]:
         comps.append((draw(st.sampled_from(TYPES[:n_types])), f"v{i}", kleene, negated))
     if all(c[3] for c in comps) or sum(not c[3] for c in comps) == 0:
         comps[0] = (comps[0][0], comps[0][1], False, False)
+    negated = [i for i, c in enumerate(comps) if c[3]]
+    if negated and draw(st.booleans()):  # a partner, for a negated sequence
+        i = draw(st.sampled_from(negated))
+        comps.insert(i + 1, (draw(st.sampled_from(TYPES[:n_types])), f"v{n}", False, True))
     return comps
+
+
+def _negated_runs(comps: list[tuple[str, str, bool, bool]]) -> list[list[int]]:
+    """Indices of maximal runs of consecutive negated components."""
+    runs: list[list[int]] = []
+    for i, c in enumerate(comps):
+        if c[3] and runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        elif c[3]:
+            runs.append([i])
+    return runs
+
+
+def _pattern_text(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> tuple[str, list[str]]:
+    """The SEQ text, where runs of negated components may become ``~SEQ(...)``
+    (SIGMOD 2014, section 2.1), and conditions relating the members of each."""
+    parts = {i: _component_text(c) for i, c in enumerate(comps)}
+    related: list[str] = []
+    for run in _negated_runs(comps):
+        if len(run) < 2 or not draw(st.booleans()):
+            continue
+        members = [comps[i] for i in run]
+        parts[run[0]] = "~SEQ(" + ", ".join(f"{c[0]} {c[1]}" for c in members) + ")"
+        for i in run[1:]:
+            del parts[i]
+        if draw(st.booleans()):
+            a, b = draw(st.permutations(members))[:2]
+            op = draw(st.sampled_from(OPS))
+            attr = draw(st.sampled_from(ATTRS))
+            related.append(f"{a[1]}.{attr} {op} {b[1]}.{attr}")
+    return ", ".join(parts[i] for i in sorted(parts)), related
 
 
 def _component_text(comp: tuple[str, str, bool, bool]) -> str:
@@ -142,7 +177,9 @@ def returns(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]:
 def queries(draw: Any) -> str:
     comps = draw(components())
     preds = draw(predicates(comps))
-    text = f"PATTERN SEQ({', '.join(_component_text(c) for c in comps)})"
+    pattern, related = _pattern_text(draw, comps)
+    preds += related
+    text = f"PATTERN SEQ({pattern})"
     text += f"\nWHERE skip_till_any_match {{ {' and '.join(preds)} }}"
     window = draw(st.one_of(st.none(), st.integers(1, 10)))
     if window is not None:
