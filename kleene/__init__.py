@@ -17,6 +17,7 @@ from kleene.errors import (
 from kleene.events import EventFields
 from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
+from kleene.program import Program, compile_program
 from kleene.query import Query, RunResult, compile
 from kleene.runtime.matcher import Matcher
 
@@ -28,6 +29,7 @@ __all__ = [
     "Match",
     "Matcher",
     "OutputFormat",
+    "Program",
     "Query",
     "QueryError",
     "QuerySyntaxError",
@@ -36,5 +38,6 @@ __all__ = [
     "RunResult",
     "Strategy",
     "compile",
+    "compile_program",
 ]
 __version__ = "0.1.0"

@@ -53,13 +53,14 @@ class Query:
         allowed_lateness: float = 0,
         max_runs: int = DEFAULT_MAX_RUNS,
         engine: str = "auto",
+        node: ast.Query | None = None,
     ) -> None:
         if allowed_lateness < 0:
             raise ValueError("allowed_lateness must be >= 0")
         if max_runs < 1:
             raise ValueError("max_runs must be >= 1")
         self.text = text
-        self.ast = parse(text)
+        self.ast = node if node is not None else parse(text)  # node: one query of a program
         validate(self.ast, text)
         self.plan: Plan = build_plan(
             self.ast,

@@ -6,8 +6,8 @@ references, negation, types); ``to_text`` prints a canonical query that parses b
 equal AST, and ``expr_to_text`` the text of one expression (a RETURN item's default name).
 """
 
-from kleene.lang._parser import parse
+from kleene.lang._parser import parse, parse_program
 from kleene.lang._printer import expr_to_text, to_text
 from kleene.lang._validate import validate
 
-__all__ = ["expr_to_text", "parse", "to_text", "validate"]
+__all__ = ["expr_to_text", "parse", "parse_program", "to_text", "validate"]

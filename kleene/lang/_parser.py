@@ -13,7 +13,7 @@ from importlib import resources
 from lark import Lark, Tree
 from lark.exceptions import UnexpectedInput, VisitError
 
-from kleene.errors import QueryError
+from kleene.errors import QueryError, QuerySyntaxError
 from kleene.lang import ast
 from kleene.lang._syntax_errors import syntax_error
 from kleene.lang._transform import AstBuilder
@@ -39,16 +39,36 @@ def parse_tree(text: str) -> Tree:
         raise syntax_error(error, text) from None
 
 
-def parse(text: str) -> ast.Query:
-    """Parses one query into its AST; raises QuerySyntaxError with line and column."""
+def parse_program(text: str) -> ast.Program:
+    """Parses a program (DEFINE statements, UNION of queries, or one query) into its AST;
+    raises QuerySyntaxError with line and column."""
     tree = parse_tree(text)
     try:
-        query = AstBuilder(text).transform(tree)
+        program = AstBuilder(text).transform(tree)
     except VisitError as error:
         if isinstance(error.orig_exc, QueryError):
             raise error.orig_exc from None
         raise
-    assert isinstance(query, ast.Query)
+    assert isinstance(program, ast.Program)
+    return program
+
+
+def parse(text: str) -> ast.Query:
+    """Parses one query into its AST; raises QuerySyntaxError with line and column, also
+    for a text with UNION or DEFINE (read those with :func:`parse_program`)."""
+    program = parse_program(text)
+    query = program.single
+    if query is None:
+        where = program.definitions[0].span if program.definitions else program.body.span
+        if not program.definitions:
+            where = program.body.branches[1].span
+        raise QuerySyntaxError(
+            "this text is a program with UNION or DEFINE, not one query: compile it with "
+            "kleene.compile_program()",
+            line=where.line,
+            column=where.column,
+            text=text,
+        )
     return query
 
 

@@ -233,11 +233,23 @@ def query_to_text(query: ast.Query) -> str:
     return "\n".join(lines)
 
 
+def _union(union: ast.Union) -> str:
+    return "\nUNION\n".join(query_to_text(q) for q in union.branches)
+
+
+def program_to_text(program: ast.Program) -> str:
+    """The canonical text of a program: each DEFINE, then the union it returns."""
+    parts = [f"DEFINE {d.name} AS\n{_union(d.body)};" for d in program.definitions]
+    return "\n".join([*parts, _union(program.body)])
+
+
 def to_text(node: ast.Node) -> str:
-    """Canonical text of a Query, an expression, a RETURN item or a pattern component;
+    """Canonical text of a Program, a Query, an expression, a RETURN item or a component;
     ``parse(to_text(q)) == q`` for every query ``q`` the parser can produce."""
     if isinstance(node, ast.Query):
         return query_to_text(node)
+    if isinstance(node, ast.Program):
+        return program_to_text(node)
     if isinstance(node, ast.Expr):
         return expr_to_text(node)
     if isinstance(node, ast.ReturnItem):

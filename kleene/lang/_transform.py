@@ -109,8 +109,8 @@ def _flatten(parts: Sequence[ast.Component | _NegatedSeq]) -> tuple[ast.Componen
 
 
 @v_args(meta=True)
-class AstBuilder(Transformer[Token, ast.Query]):
-    """Builds a :class:`~kleene.lang.ast.Query` from a parse tree of one query text."""
+class AstBuilder(Transformer[Token, ast.Program]):
+    """Builds a :class:`~kleene.lang.ast.Program` from a parse tree of a query text."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -126,7 +126,28 @@ class AstBuilder(Transformer[Token, ast.Query]):
 
     # --- query ----------------------------------------------------------------------
 
-    def start(self, meta: Meta, children: list[Any]) -> ast.Query:
+    def start(self, meta: Meta, children: list[Any]) -> ast.Program:
+        *definitions, body = [c for c in children if isinstance(c, ast.Node)]
+        seen: dict[str, ast.Definition] = {}
+        for d in definitions:
+            first = seen.get(d.name)
+            if first is not None:
+                raise self._error(
+                    f"'{d.name}' is defined twice (first at line {first.span.line}, "
+                    f"column {first.span.column})",
+                    d.span,
+                )
+            seen[d.name] = d
+        return ast.Program(tuple(definitions), body, span=_span(meta))
+
+    def definition(self, meta: Meta, children: list[Any]) -> ast.Definition:
+        return ast.Definition(str(children[1]), children[3], span=_tspan(children[1]))
+
+    def union(self, meta: Meta, children: list[Any]) -> ast.Union:
+        branches = tuple(c for c in children if isinstance(c, ast.Query))
+        return ast.Union(branches, span=_span(meta))
+
+    def query(self, meta: Meta, children: list[Any]) -> ast.Query:
         pattern: ast.Seq = children[0]
         seen: dict[str, ast.Span] = {}
         fields: dict[str, Any] = {}

@@ -301,3 +301,41 @@ class Query(Node):
     returns: tuple[ReturnItem, ...] = ()
     output: OutputFormat | None = None
     _children: ClassVar[tuple[str, ...]] = ("pattern", "where", "within", "returns")
+
+
+# --- programs: union and composition (SIGMOD 2014, section 2.1) -----------------------
+
+
+@dataclass(frozen=True)
+class Union(Node):
+    """``q1 UNION q2 ...``: every match of any branch (a match found by several branches,
+    the same events for the same variables, counts once)."""
+
+    branches: tuple[Query, ...]
+    _children: ClassVar[tuple[str, ...]] = ("branches",)
+
+
+@dataclass(frozen=True)
+class Definition(Node):
+    """``DEFINE Name AS <union>;``: its matches become events of type ``Name`` (time: the
+    match's last event; attributes: the RETURN items) for the statements after it."""
+
+    name: str
+    body: Union
+    _children: ClassVar[tuple[str, ...]] = ("body",)
+
+
+@dataclass(frozen=True)
+class Program(Node):
+    """Definitions in order, then the union whose matches the program returns."""
+
+    definitions: tuple[Definition, ...]
+    body: Union
+    _children: ClassVar[tuple[str, ...]] = ("definitions", "body")
+
+    @property
+    def single(self) -> Query | None:
+        """The one query of a program without DEFINE and UNION."""
+        if self.definitions or len(self.body.branches) != 1:
+            return None
+        return self.body.branches[0]

@@ -61,10 +61,11 @@ from kleene.oracle._negation import survives_negation
 from kleene.oracle._nfa import nfa_matches
 from kleene.oracle._output import match_order, non_overlap, returned_values
 from kleene.oracle._partition import PartitionKey, infer_key
+from kleene.oracle._program import evaluate_program as _evaluate_program
 from kleene.oracle._selections import valid_selections
 from kleene.oracle._stream import load_stream
 
-__all__ = ["OracleMatch", "evaluate", "partition_attributes"]
+__all__ = ["OracleMatch", "evaluate", "evaluate_program", "partition_attributes"]
 
 
 @dataclass(frozen=True)
@@ -123,3 +124,11 @@ def evaluate(
         single = strategy is ast.Strategy.STRICT_CONTIGUITY
         selections = non_overlap(selections, PartitionKey(()) if single else key)
     return [_match(plan, s, returned_values(plan, s, expr_to_text)) for s in selections]
+
+
+def evaluate_program(
+    program: ast.Program, events: Sequence[Mapping[str, Any]], **fields: str
+) -> list[OracleMatch]:
+    """All matches of a program's last statement (union and composition, SIGMOD 2014
+    section 2.1); ``fields`` are type_field, time_field and id_field."""
+    return _evaluate_program(program, events, evaluate, **fields)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kleene.lang import ast, expr_to_text, parse, to_text
+from kleene.lang import ast, expr_to_text, parse, parse_program, to_text
 from kleene.lang.ast import (
     AggFunc,
     AggRange,
@@ -211,4 +211,24 @@ def test_round_trip_of_random_queries(query: ast.Query) -> None:
     assert parsed == query
     # repr tells 1, 1.0 and True apart, which dataclass equality does not.
     assert repr(parsed) == repr(query)
+    assert to_text(parsed) == text
+
+
+NAMES = st.sampled_from(["Rise", "Fall", "Spike"])
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> ast.Program:
+    unions = st.builds(lambda qs: ast.Union(tuple(qs)), st.lists(queries(), min_size=1, max_size=2))
+    names = draw(st.lists(NAMES, unique=True, max_size=2))
+    definitions = tuple(ast.Definition(n, draw(unions)) for n in names)
+    return ast.Program(definitions, draw(unions))
+
+
+@settings(max_examples=50)
+@given(programs())
+def test_round_trip_of_random_programs(program: ast.Program) -> None:
+    text = to_text(program)
+    parsed = parse_program(text)
+    assert parsed == program
     assert to_text(parsed) == text

@@ -10,8 +10,8 @@ from tests.lang.support import assert_error_at
 
 # (query text, the fragment the error points at, words the message must contain)
 CASES = [
-    ("", "", "expected PATTERN"),
-    ("WHERE a.x > 1", "WHERE", "expected PATTERN"),
+    ("", "", "expected DEFINE or PATTERN"),
+    ("WHERE a.x > 1", "WHERE", "expected DEFINE or PATTERN"),
     ("PATTERN", "", "expected a component like 'Stock a' or 'Stock+ a[]' or SEQ(...)"),
     ("PATTERN SEQ(Stock a,)", ")", "expected a component like 'Stock a' or 'Stock+ a[]'"),
     ("PATTERN SEQ()", ")", "expected a component like 'Stock a'"),

@@ -1,0 +1,251 @@
+"""Union and composition of queries at run time (SIGMOD 2014, section 2.1: the core
+language L is closed under union and composition, and a formula is evaluated by NFA^b
+automata combined with these operations).
+
+A program is a list of statements, each a union of compiled queries (branches); every
+statement but the last is a definition whose matches become events of a new type for
+the statements after it (docs/semantics.md, "Programs"):
+
+* A derived event has the definition's name as its type, the match's last time as its
+  time and the RETURN values as attributes. In the stream of a statement that uses it,
+  it comes after every raw event of the same time; derived events of one time are
+  ordered by definition, then by the match order (last, first, all positions).
+* A statement's stream is the raw stream plus the derived events of the definitions it
+  uses. Derived events can be found late (a trailing negation is decided when its
+  window closes), so each statement holds back the events it cannot yet order: nothing
+  at or after the *horizon* of a definition it uses, the time before which that
+  definition can report nothing more.
+* A union reports every match of every branch once (the same events for the same
+  variables are one match; the first branch to report it gives its RETURN values).
+"""
+
+from __future__ import annotations
+
+import heapq
+import pickle
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kleene.collapsed import Result
+from kleene.compiler.plan import Plan
+from kleene.events import EventFields, micros_to_datetime, read_batch, read_time
+from kleene.lang.ast import OutputFormat
+from kleene.match import Match, RejectedEvent
+from kleene.runtime.matcher import Matcher, MatcherConfig
+
+RAW, DERIVED = 0, 1
+NEVER = float("inf")
+
+# (time, RAW, arrival) for a raw event; (time, DERIVED, statement, match order) for a
+# derived one: the order of the program's streams.
+OrderKey = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A union of compiled queries; ``name`` is the derived event type of a definition
+    (None for the program's last statement); ``uses`` the definitions it reads."""
+
+    name: str | None
+    branches: tuple[tuple[Plan, MatcherConfig], ...]
+    uses: tuple[int, ...]
+
+    @property
+    def delay(self) -> float:
+        """How far behind its input a match may be reported (a trailing negation or
+        non-overlap output waits for the window to close)."""
+        late = [
+            plan
+            for plan, _config in self.branches
+            if plan.output is not OutputFormat.ALL or any(n.after is None for n in plan.negations)
+        ]
+        if not late:
+            return 0
+        windows = [plan.window for plan in late]
+        return NEVER if None in windows else max(w for w in windows if w is not None)
+
+
+@dataclass
+class _StatementState:
+    matchers: list[bytes | None]
+    pending: list[tuple[OrderKey, dict[str, Any]]] = field(default_factory=list)
+    seen: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # union: match -> end time
+    horizon: Any = -NEVER  # before this time the statement reports nothing more
+
+
+@dataclass
+class _ProgramState:
+    statements: list[_StatementState]
+    clock: Any = None  # time of the last raw event
+    arrived: int = 0
+    scale: float = 1  # 10^6 when the times are datetimes (held as microseconds)
+
+
+class ProgramMatcher:
+    """Evaluates a program over a stream pushed in time order (no allowed lateness)."""
+
+    def __init__(
+        self, statements: Sequence[Statement], fields: EventFields, state: bytes | None = None
+    ) -> None:
+        self.statements = list(statements)
+        self.fields = fields
+        saved: _ProgramState | None = pickle.loads(state) if state else None
+        self.st = saved or _ProgramState(
+            [_StatementState([None] * len(s.branches)) for s in self.statements]
+        )
+        self.matchers = [
+            [Matcher(plan, config, st.matchers[k]) for k, (plan, config) in enumerate(s.branches)]
+            for s, st in zip(self.statements, self.st.statements, strict=True)
+        ]
+
+    # --- public API ---------------------------------------------------------------
+
+    def push(self, events: Any) -> list[Match]:
+        """Feed raw events in time order; return the final statement's new matches."""
+        raw = self._raw_items(events)
+        return self._run(raw, final=False)
+
+    def flush(self) -> list[Match]:
+        """End of stream: every held event is processed and every match decided."""
+        return self._run([], final=True)
+
+    def advance_to(self, time: Any) -> list[Match]:
+        """No raw event before ``time`` will come."""
+        internal, _ = read_time(time)
+        if internal is not None and (self.st.clock is None or internal > self.st.clock):
+            self.st.clock = internal
+        return self._run([], final=False)
+
+    def take_rejected(self) -> list[RejectedEvent]:
+        """Rejected events since the last call (an event rejected by several
+        statements for the same reason is reported once)."""
+        found: dict[tuple[Any, str], RejectedEvent] = {}
+        for matchers in self.matchers:
+            for m in matchers:
+                for r in m.take_rejected():
+                    found.setdefault((repr(r.id), r.reason), r)
+        return list(found.values())
+
+    @property
+    def rejected_count(self) -> int:
+        return max((m.rejected_count for ms in self.matchers for m in ms), default=0)
+
+    def snapshot(self) -> bytes:
+        for matchers, st in zip(self.matchers, self.st.statements, strict=True):
+            st.matchers = [m.snapshot() for m in matchers]
+        return pickle.dumps(self.st, protocol=pickle.HIGHEST_PROTOCOL)
+
+    # --- evaluation -----------------------------------------------------------------
+
+    def _raw_items(self, events: Any) -> list[tuple[OrderKey, dict[str, Any]]]:
+        batch = read_batch(events, self.fields, self.st.arrived)
+        if batch.table is not None:
+            records = batch.table.to_pylist()
+        else:
+            records = [r if isinstance(r, dict) else dict(r) for r in batch.rows or ()]
+        items = []
+        for record in records:
+            t, kind = read_time(record.get(self.fields.time_field))
+            if t is None:  # the statements reject it; it keeps its place in the stream
+                t = self.st.clock if self.st.clock is not None else -NEVER
+            else:
+                if self.st.clock is None or t > self.st.clock:
+                    self.st.clock = t
+                if kind == "datetime":
+                    self.st.scale = 1_000_000
+            items.append(((t, RAW, self.st.arrived), record))
+            self.st.arrived += 1
+        return items
+
+    def _run(self, raw: list[tuple[OrderKey, dict[str, Any]]], final: bool) -> list[Match]:
+        derived: list[list[tuple[OrderKey, dict[str, Any]]]] = []
+        out: list[Match] = []
+        for k, statement in enumerate(self.statements):
+            st = self.st.statements[k]
+            incoming = list(raw)
+            for d in statement.uses:
+                incoming += derived[d]
+            for item in incoming:
+                heapq.heappush(st.pending, item)
+            horizon = NEVER if final else self._input_horizon(statement)
+            found = self._feed(k, self._release(st, horizon), horizon, final)
+            if statement.name is None:
+                out = found
+                derived.append([])
+            else:
+                derived.append([self._derived(k, statement.name, m) for m in found])
+            st.horizon = self._horizon(statement, horizon)
+        return out
+
+    def _input_horizon(self, statement: Statement) -> Any:
+        """Before this time the definitions a statement uses report nothing more."""
+        clock = self.st.clock if self.st.clock is not None else -NEVER
+        return min([clock, *(self.st.statements[d].horizon for d in statement.uses)])
+
+    def _horizon(self, statement: Statement, input_horizon: Any) -> Any:
+        delay = statement.delay
+        if delay == NEVER:
+            return -NEVER
+        return input_horizon - delay * self.st.scale
+
+    def _release(self, st: _StatementState, horizon: Any) -> list[dict[str, Any]]:
+        """Pending events that nothing can come before any more, in stream order: raw
+        events up to the horizon, derived ones before it."""
+        ready = []
+        pending = st.pending
+        while pending:
+            (t, kind, *_rest), _record = pending[0]
+            if t > horizon or (t == horizon and kind == DERIVED and horizon != NEVER):
+                break
+            ready.append(heapq.heappop(pending)[1])
+        return ready
+
+    def _feed(
+        self, k: int, records: list[dict[str, Any]], horizon: Any, final: bool
+    ) -> list[Match]:
+        """Push released events to every branch; a branch that reports late is told
+        the horizon, so it decides what the window before it has settled."""
+        statement, st = self.statements[k], self.st.statements[k]
+        settle = statement.delay and not final and abs(horizon) != NEVER
+        found: list[Result] = []
+        for branch in self.matchers[k]:
+            if records:
+                found += branch.push(records)
+            if final:
+                found += branch.flush()
+            elif settle:
+                found += branch.advance_to(self._time_out(horizon))
+        matches = [m for m in found if isinstance(m, Match)]
+        if len(self.matchers[k]) == 1:
+            return matches
+        fresh = []
+        for m in matches:
+            key = tuple(sorted(m.ids().items()))
+            if key not in st.seen:
+                st.seen[key] = read_time(m.end)[0]
+                fresh.append(m)
+        if statement.delay != NEVER and abs(horizon) != NEVER:
+            # every branch has reported what ends this long before the horizon
+            oldest = horizon - statement.delay * self.st.scale
+            st.seen = {key: t for key, t in st.seen.items() if t >= oldest}
+        return fresh
+
+    def _time_out(self, internal: Any) -> Any:
+        if self.st.scale == 1:
+            return internal
+        return micros_to_datetime(internal, None)
+
+    def _derived(self, k: int, name: str, m: Match) -> tuple[OrderKey, dict[str, Any]]:
+        """The event a definition's match becomes (its id names the events matched)."""
+        positions = sorted(p for ps in m.positions.values() for p in ps)
+        order = (positions[-1], positions[0], tuple(positions), tuple(m.positions.values()))
+        t, _ = read_time(m.end)
+        ids = ";".join(f"{v}={','.join(map(str, xs))}" for v, xs in m.ids().items())
+        record = {
+            **m.values(),
+            self.fields.type_field: name,
+            self.fields.time_field: m.end,
+            self.fields.id_field: f"{name}[{ids}]",
+        }
+        return (t, DERIVED, k, order), record

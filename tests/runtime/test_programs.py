@@ -1,0 +1,122 @@
+"""Programs: union and composition of queries (SIGMOD 2014, section 2.1)."""
+
+import re
+
+import pytest
+
+import kleene
+from kleene.errors import QueryError, QuerySyntaxError
+from kleene.lang import parse, parse_program
+from tests.helpers import id_sets, match, stream
+
+RISES = """
+DEFINE Rise AS
+  PATTERN SEQ(A a, B b) WHERE skip_till_any_match AND b.x > a.x
+  WITHIN 5
+  RETURN a.x AS low, b.x AS high;
+PATTERN SEQ(Rise r, Rise s) WHERE skip_till_any_match AND s.low >= r.high
+"""
+
+
+def test_union_returns_the_matches_of_every_branch_once():
+    p = kleene.compile_program(
+        "PATTERN SEQ(A a, B b) WHERE skip_till_any_match "
+        "UNION PATTERN SEQ(A a, C c) WHERE skip_till_any_match "
+        "UNION PATTERN SEQ(A a, B b) WHERE skip_till_any_match AND a.x > 0"
+    )
+    events = stream("a1@0", "c1@1", "b1@2", x=[1, 0, 0])
+    # the third branch finds (a1, b1) again: it is one match
+    assert id_sets(p.run(events)) == {match(a="a1", b="b1"), match(a="a1", c="c1")}
+    assert len(p.run(events)) == 2
+
+
+def test_a_definition_feeds_its_matches_as_events():
+    events = stream("a1@0", "b1@1", "a2@2", "b2@3", "a3@4", "b3@5", x=[1, 2, 2, 3, 0, 1])
+    found = kleene.compile_program(RISES).run(events)
+    # rises: (a1,b1) 1->2, (a1,b2) 1->3, (a2,b2) 2->3, (a3,b3) 0->1; a later rise must
+    # start at or above where the earlier one ended
+    assert id_sets(found) == {
+        match(r="Rise[a=a1;b=b1]", s="Rise[a=a2;b=b2]"),
+    }
+    assert found[0].start == 1 and found[0].end == 3  # derived events carry the end time
+
+
+def test_pushing_one_event_at_a_time_finds_the_same_matches():
+    text = """
+    DEFINE Quiet AS PATTERN SEQ(A a, ~(B b)) WITHIN 3 RETURN a.x AS x;
+    PATTERN SEQ(Quiet q, C c) WHERE skip_till_any_match AND c.x = q.x
+    """
+    events = stream("a1@0", "c1@1", "a2@2", "b1@4", "c2@7", "c3@9", x=[1, 1, 2, 0, 2, 1])
+    p = kleene.compile_program(text)
+    whole = p.run(events)
+    m = p.matcher()
+    pieces = [x for e in events for x in m.push([e])] + m.flush()
+    assert id_sets(pieces) == id_sets(whole)
+    # a1 is quiet (no B within 3) and a2 is not (b1 comes 2 later); a1's Quiet event is
+    # known only once the window has closed at b1, yet it stands at time 0, before c1
+    assert id_sets(whole) == {match(q="Quiet[a=a1]", c="c1"), match(q="Quiet[a=a1]", c="c3")}
+
+
+def test_snapshot_and_resume():
+    events = stream("a1@0", "b1@1", "a2@2", "b2@3", "a3@4", "b3@5", x=[1, 2, 2, 3, 0, 1])
+    p = kleene.compile_program(RISES)
+    m = p.matcher()
+    first = m.push(events[:3])
+    resumed = p.matcher(m.snapshot())
+    rest = resumed.push(events[3:]) + resumed.flush()
+    assert id_sets(first + rest) == id_sets(p.run(events))
+
+
+def test_rejected_events_are_reported_once():
+    p = kleene.compile_program(RISES)
+    events = stream("a1@0", "b1@1", x=[1, 2])
+    events.append({"type": "A", "timestamp": 2, "id": "bad"})  # no x
+    result = p.run_detailed(events)
+    assert [(r.id, r.reason) for r in result.rejected] == [
+        ("bad", "missing attribute 'x' for event type 'A'")
+    ]
+
+
+def test_parse_points_programs_to_compile_program():
+    with pytest.raises(QuerySyntaxError, match="compile_program") as caught:
+        parse("PATTERN SEQ(A a)\nUNION PATTERN SEQ(B b)")
+    assert (caught.value.line, caught.value.column) == (2, 7)
+    assert len(parse_program("PATTERN SEQ(A a) UNION PATTERN SEQ(B b)").body.branches) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        (
+            "DEFINE R AS PATTERN SEQ(A a) RETURN a.x AS x;\nPATTERN SEQ(R r) WHERE r.y > 1",
+            "R events carry id, timestamp, type, x, not 'y'",
+            2,
+        ),
+        (
+            "DEFINE R AS PATTERN SEQ(A a) RETURN a.x AS x\nUNION PATTERN SEQ(B b);\n"
+            "PATTERN SEQ(R r)",
+            "every query of R must RETURN the same names (x)",
+            2,
+        ),
+        (
+            "DEFINE R AS PATTERN SEQ(A a);\nDEFINE R AS PATTERN SEQ(B b);\nPATTERN SEQ(R r)",
+            "'R' is defined twice",
+            2,
+        ),
+        (
+            "PATTERN SEQ(A+ a[]) WHERE skip_till_any_match OUTPUT COLLAPSED\n"
+            "UNION PATTERN SEQ(B b)",
+            "cannot return collapsed output",
+            1,
+        ),
+    ],
+)
+def test_program_errors_name_the_spot(text, message, line):
+    with pytest.raises(QueryError, match=re.escape(message)) as caught:
+        kleene.compile_program(text)
+    assert caught.value.line == line
+
+
+def test_programs_take_ordered_streams_only():
+    with pytest.raises(QueryError, match="allowed_lateness"):
+        kleene.compile_program(RISES, allowed_lateness=2)
