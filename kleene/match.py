@@ -25,6 +25,28 @@ class Match:
     partition: tuple[Any, ...] = ()
     returned: Mapping[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def of(
+        cls,
+        variables: Mapping[str, tuple[Any, ...]],
+        positions: Mapping[str, tuple[int, ...]],
+        start: Any,
+        end: Any,
+        partition: tuple[Any, ...],
+        returned: Mapping[str, Any],
+    ) -> Match:
+        """The same Match as the constructor builds, without the frozen dataclass's
+        per-field ``object.__setattr__`` (result construction makes many)."""
+        m = object.__new__(cls)
+        fields = m.__dict__
+        fields["variables"] = variables
+        fields["positions"] = positions
+        fields["start"] = start
+        fields["end"] = end
+        fields["partition"] = partition
+        fields["returned"] = returned
+        return m
+
     def ids(self) -> dict[str, tuple[Any, ...]]:
         """Each positive variable -> the ids of its events, in order."""
         return dict(self.variables)

@@ -37,7 +37,7 @@ from kleene.runtime.nfa.backtrack import BacktrackCore
 from kleene.runtime.nfa.engine import NfaEngine
 from kleene.runtime.output import NonOverlapState
 from kleene.runtime.postpone import PostponeCore
-from kleene.runtime.postpone.construct import construct
+from kleene.runtime.postpone.construct import Built, construct
 from kleene.runtime.prefilter import Prefilter
 
 SWEEP_EVERY = 4096
@@ -375,6 +375,9 @@ class Matcher:
 
     def _complete(self, completions: list[Completion], t: Any, out: list[Result]) -> None:
         st = self.st
+        if not (self.inner or self.trailing or self.non_overlap):
+            out += [self._match(c) for c in completions]  # nothing to decide first
+            return
         window = self._window()
         touched: set[tuple[Any, ...]] = set()
         for c in completions:
@@ -481,8 +484,8 @@ class Matcher:
         plan, limit = self.plan, self.config.max_runs
 
         def expand() -> list[Match]:
-            found = construct(plan.states, items, plan.initial_vector, limit)
-            return [self._match(self._found(Completion(partition, sel, vec))) for sel, vec in found]
+            found = construct(plan.states, items, plan.initial_vector, limit, partition)
+            return [self._match(b) for b in found]
 
         return CollapsedMatch(
             singles=singles,
@@ -496,25 +499,27 @@ class Matcher:
             _expand=expand,
         )
 
-    def _match(self, found: _Found) -> Match:
+    def _match(self, found: _Found | Completion) -> Match:
         plan = self.plan
-        ids: dict[str, list[Any]] = {v: [] for v in plan.positive_vars}
-        positions: dict[str, list[int]] = {v: [] for v in plan.positive_vars}
-        for state, position, event_id, _time in found.selections:
-            var = plan.states[state].var
-            ids[var].append(event_id)
-            positions[var].append(position)
+        names = plan.positive_vars
+        if isinstance(found, Built):  # grouped per variable by result construction
+            variables, where, start, end, _source = found.groups
+        else:
+            by_var: dict[str, list[Any]] = {v: [] for v in names}
+            at: dict[str, list[int]] = {v: [] for v in names}
+            for state, position, event_id, _time in found.selections:
+                var = plan.states[state].var
+                by_var[var].append(event_id)
+                at[var].append(position)
+            variables = {v: tuple(x) for v, x in by_var.items()}
+            where = {v: tuple(x) for v, x in at.items()}
+            start, end = found.selections[0][3], found.selections[-1][3]
         returned = {}
         if plan.returns is not None:
             returned = dict(zip(plan.return_names, plan.returns(found.vector), strict=True))
-        return Match(
-            variables={v: tuple(x) for v, x in ids.items()},
-            positions={v: tuple(x) for v, x in positions.items()},
-            start=self._time_out(found.selections[0][3]),
-            end=self._time_out(found.selections[-1][3]),
-            partition=found.partition,
-            returned=returned,
-        )
+        if self.st.time_kind == "datetime":
+            start, end = self._time_out(start), self._time_out(end)
+        return Match.of(variables, where, start, end, found.partition, returned)
 
 
 def _insort(pending: list[tuple[Any, int, _Found]], item: tuple[Any, int, _Found]) -> None:

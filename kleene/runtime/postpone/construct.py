@@ -4,24 +4,198 @@ An intermediate match is a list of *items* in pattern order: anchors (the event 
 for a single variable) and segments (the candidate events collected for a Kleene
 variable). Construction enumerates every way to pick a non-empty, ordered subsequence
 of each segment and applies the exact edge formulas of the plan (begin for a Kleene
-array's first element, take for the others, proceed when the array ends) as it goes, so
-a prefix that fails is abandoned with everything that extends it and the state vector
-of a prefix is computed once for all its extensions.
+array's first element, take for the others, proceed when the array ends) as it goes.
+
+The enumeration is a depth-first walk that shares every common prefix (section 5.1: "the
+enumeration cost ... repeated operations like edge evaluation on the same event can be
+carefully shared"): a prefix that fails is abandoned with everything that extends it,
+the state vector of a prefix is computed once for all its extensions, and so are the
+ids and positions of the events it picked, grouped per variable as a match reports
+them. A result is therefore built without walking its events again; the flat list of
+selections (which negation checks and non-overlap ordering read) is derived only when
+asked for (:attr:`Built.selections`).
 """
+
+# ruff: noqa: RUF005 -- `t + (x,)` builds one tuple; `(*t, x)` builds a list first
 
 from __future__ import annotations
 
-from typing import Any
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
 
+from kleene.compiler import codegen
 from kleene.compiler.plan import State
 from kleene.errors import RunLimitError
-from kleene.runtime.core import Selection
+from kleene.runtime.core import Completion, Selection
 
 # (state index, position, event) for a single variable
 Anchor = tuple[int, int, tuple[Any, ...]]
 # (first-state index, candidates [(position, event, safe)], how many, whether the last
 # one and whether the first one must be picked)
 Segment = tuple[int, list[tuple[int, tuple[Any, ...], bool]], int, bool, bool]
+# variable -> event ids, variable -> positions (pattern order), start and end times
+Groups = tuple[dict[str, tuple[Any, ...]], dict[str, tuple[int, ...]], Any, Any, "Source"]
+
+
+class Source:
+    """The intermediate match a result comes from, for deriving its selections."""
+
+    __slots__ = ("items", "times")
+
+    def __init__(self, items: list[Anchor | Segment], times: dict[int, Any]) -> None:
+        self.items = items
+        self.times = times  # position -> time of every event the results may pick
+
+    def selections(
+        self, ids: dict[str, tuple[Any, ...]], positions: dict[str, tuple[int, ...]]
+    ) -> list[Selection]:
+        """(state, position, id, time) of each picked event, in pattern order."""
+        times = self.times
+        out: list[Selection] = []
+        for item, eids, pos in zip(self.items, ids.values(), positions.values(), strict=True):
+            state = item[0]
+            for k, (event_id, p) in enumerate(zip(eids, pos, strict=True)):
+                # a Kleene array's first element is taken by its first state, the rest
+                # by the next (take) state
+                out.append((state if k == 0 else state + 1, p, event_id, times[p]))
+        return out
+
+
+class Built(Completion):
+    """A match of result construction. Its second field holds :data:`Groups` (the
+    picked events' ids and positions per variable, the start and end times), which
+    become a :class:`~kleene.match.Match` as they are; ``selections``
+    derives the flat selection list of a :class:`Completion` on demand."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+
+        @property
+        def groups(self) -> Groups: ...
+
+    else:
+        groups = property(itemgetter(1))  # a C getter: read once per match
+
+    @property
+    def selections(self) -> list[Selection]:
+        ids, positions, _start, _end, source = self.groups
+        return source.selections(ids, positions)
+
+
+class Constructor:
+    """Result construction for one plan; the edges each item applies are looked up once
+    per intermediate match, not once per enumeration step."""
+
+    def __init__(self, states: tuple[State, ...], initial: tuple[Any, ...], limit: int) -> None:
+        self.states = states
+        self.initial = initial
+        self.limit = limit
+        # each Kleene array's proceed formula, or None where it always holds
+        self.proceed = [s.proceed if s.proceed_text else None for s in states]
+        self.groups = _grouper(tuple(s.var for s in states if s.kind != "rest"))
+
+    def __call__(
+        self, items: list[Anchor | Segment], partition: tuple[Any, ...] = ()
+    ) -> list[Built]:
+        """All matches the intermediate match contains, in depth-first order."""
+        n, limit, times = len(items), self.limit, dict[int, Any]()
+        steps = [self._step(item, times) for item in items]
+        source = Source(items, times)
+        group, new = self.groups, tuple.__new__
+        results: list[Built] = []
+        append = results.append
+        # frame: (item index, V, next candidate, this segment's ids and positions so far,
+        # the ids and positions of the items before)
+        stack: list[tuple[int, tuple[Any, ...], int, Any, Any, Any, Any]] = [
+            (0, self.initial, 0, (), (), (), ())
+        ]
+        pop, push = stack.pop, stack.append
+        while stack:
+            k, vector, j, ids, pos, done_ids, done_pos = pop()
+            step = steps[k] if k < n else None
+            while step is not None and step[0]:  # anchors: one way each, no frame needed
+                vector = step[1](step[2], vector)
+                if vector is None:
+                    break
+                done_ids += (step[3],)
+                done_pos += (step[4],)
+                k += 1
+                step = steps[k] if k < n else None
+            if vector is None:
+                continue
+            if step is None:  # every item chosen: a match
+                start, end = times[done_pos[0][0]], times[done_pos[-1][-1]]
+                groups = group(done_ids, done_pos, start, end, source)
+                append(new(Built, (partition, groups, vector)))
+                if len(results) > limit:
+                    raise RunLimitError(
+                        f"one intermediate match expands to more than {limit} matches; "
+                        "narrow the window or raise max_runs"
+                    )
+                continue
+            _, begin, take, proceed, events, cids, cpos, stop, last, forced = step
+            if ids:
+                edge = take
+                if not forced and (proceed is None or proceed(vector)):  # the array ends here
+                    push((k + 1, vector, 0, (), (), done_ids + (ids,), done_pos + (pos,)))
+                stop, last = stop[0], last[0]
+            else:
+                edge, stop, last = begin, stop[1], last[1]
+            for jj in range(stop - 1, j - 1, -1):
+                nxt = edge(events[jj], vector)
+                if nxt is not None:
+                    grown_ids, grown_pos = ids + (cids[jj],), pos + (cpos[jj],)
+                    push((k, nxt, jj + 1, grown_ids, grown_pos, done_ids, done_pos))
+            if last is not None:  # the forced last candidate, which ends the array
+                nxt = edge(events[last], vector)
+                if nxt is not None and (proceed is None or proceed(nxt)):
+                    done_ids += (ids + (cids[last],),)
+                    done_pos += (pos + (cpos[last],),)
+                    push((k + 1, nxt, 0, (), (), done_ids, done_pos))
+        return results
+
+    def _step(self, item: Anchor | Segment, times: dict[int, Any]) -> tuple[Any, ...]:
+        """What the enumeration needs of one item; records its events' times."""
+        states = self.states
+        if len(item) == 3:
+            state, position, e = item
+            times[position] = e[1]
+            return (True, states[state].edge, e, (e[2],), (position,))
+        first, cands, length, forced, fixed = item
+        chosen = cands[:length]
+        for position, e, _safe in chosen:
+            times[position] = e[1]
+        # (later elements, first element): where the free choices stop, and the forced
+        # last candidate (None when there is none or the first element cannot be it)
+        stop = length - 1 if forced else length
+        last = length - 1 if forced and length else None
+        first_stop = min(stop, 1) if fixed else stop
+        first_last = None if fixed and length > 1 else last
+        return (
+            False,
+            states[first].edge,
+            states[first + 1].edge,
+            self.proceed[first + 1],
+            [c[1] for c in chosen],
+            [c[1][2] for c in chosen],
+            [c[0] for c in chosen],
+            (stop, first_stop),
+            (last, first_last),
+            forced,
+        )
+
+
+def _grouper(names: tuple[str, ...]) -> Any:
+    """``f(ids, positions, start, end, source) -> Groups``: the per-variable tuples of a
+    result as the dicts a Match holds (a generated dict display: no zip, no loop)."""
+    ids = ", ".join(f"{name!r}: ids[{k}]" for k, name in enumerate(names))
+    pos = ", ".join(f"{name!r}: pos[{k}]" for k, name in enumerate(names))
+    source = (
+        "def groups(ids, pos, start, end, source):\n"
+        f"    return ({{{ids}}}, {{{pos}}}, start, end, source)\n"
+    )
+    return codegen.build(source, "groups")
 
 
 def construct(
@@ -29,56 +203,7 @@ def construct(
     items: list[Anchor | Segment],
     initial: tuple[Any, ...],
     limit: int,
-) -> list[tuple[list[Selection], tuple[Any, ...]]]:
-    """All matches (selections and final vector) the intermediate match contains."""
-    results: list[tuple[list[Selection], tuple[Any, ...]]] = []
-    # frame: (item index, V, selections so far as a linked list, next candidate, chosen)
-    stack: list[tuple[int, tuple[Any, ...], Any, int, int]] = [(0, initial, None, 0, 0)]
-    while stack:
-        k, vector, chosen, j, count = stack.pop()
-        if k == len(items):
-            results.append((_unlink(chosen), vector))
-            if len(results) > limit:
-                raise RunLimitError(
-                    f"one intermediate match expands to more than {limit} matches; "
-                    "narrow the window or raise max_runs"
-                )
-            continue
-        item = items[k]
-        if len(item) == 3:
-            state_index, position, e = item
-            begun = states[state_index].edge(e, vector)
-            if begun is not None:
-                stack.append((k + 1, begun, ((state_index, position, e[2], e[1]), chosen), 0, 0))
-            continue
-        first, candidates, length, forced, fixed = item
-        take = states[first + 1]
-        if count and not forced and take.proceed(vector):  # type: ignore[misc]
-            stack.append((k + 1, vector, chosen, 0, 0))  # the array ends here
-        stop = length - 1 if forced else length
-        if fixed and not count:
-            stop = min(stop, 1)  # only the run's own first event can come first
-        for jj in range(stop - 1, j - 1, -1):
-            position, e = candidates[jj][0], candidates[jj][1]
-            state = take if count else states[first]
-            nxt = state.edge(e, vector)
-            if nxt is not None:
-                link = ((state.index, position, e[2], e[1]), chosen)
-                stack.append((k, nxt, link, jj + 1, count + 1))
-        if forced and length and not (fixed and not count and length > 1):
-            position, e = candidates[length - 1][0], candidates[length - 1][1]
-            state = take if count else states[first]
-            nxt = state.edge(e, vector)
-            if nxt is not None and take.proceed(nxt):  # type: ignore[misc]
-                link = ((state.index, position, e[2], e[1]), chosen)
-                stack.append((k + 1, nxt, link, 0, 0))
-    return results
-
-
-def _unlink(chosen: Any) -> list[Selection]:
-    out = []
-    while chosen is not None:
-        out.append(chosen[0])
-        chosen = chosen[1]
-    out.reverse()
-    return out
+    partition: tuple[Any, ...] = (),
+) -> list[Built]:
+    """All matches the intermediate match contains (see :class:`Constructor`)."""
+    return Constructor(states, initial, limit)(items, partition)

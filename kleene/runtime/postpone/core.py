@@ -32,7 +32,7 @@ from kleene.compiler.plan import Plan, State
 from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
 from kleene.runtime.core import Completion, Intermediate, expire
-from kleene.runtime.postpone.construct import Anchor, Segment, construct
+from kleene.runtime.postpone.construct import Anchor, Constructor, Segment
 
 
 class Candidates(list[tuple[int, tuple[Any, ...], bool]]):
@@ -83,6 +83,7 @@ class PostponeCore:
         self.states = plan.states
         self.max_runs = max_runs
         self.initial = plan.initial_vector
+        self.construct = Constructor(plan.states, plan.initial_vector, max_runs)
         # per Kleene first state: which running max/min the consistency tests read
         self.extremes = {
             s.index: [
@@ -134,12 +135,11 @@ class PostponeCore:
             )
         if self.collapsed:
             return [Intermediate(partition, items) for items in done]
-        out = []
+        out: list[Completion] = []
         if done:
             began = time.perf_counter()
             for items in done:
-                for sel, vector in construct(self.states, items, self.initial, self.max_runs):
-                    out.append(Completion(partition, sel, vector))
+                out += self.construct(items, partition)
             st.construct_seconds += time.perf_counter() - began
             st.constructed += len(out)
         return out
