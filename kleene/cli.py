@@ -49,6 +49,7 @@ from kleene.io import (
 from kleene.match import Match, RejectedEvent
 
 if TYPE_CHECKING:
+    from kleene.program import Program
     from kleene.query import Query
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -220,9 +221,11 @@ def _error(console: Console, message: str) -> None:
 # --- query files -----------------------------------------------------------------------
 
 
-def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query:
-    """Read and compile a query file; query errors name the file and show the caret."""
+def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query | Program:
+    """Read and compile a query file (one query, or a program with DEFINE and UNION);
+    query errors name the file and show the caret."""
     import kleene
+    from kleene.lang import parse_program
 
     query_path = Path(path)
     if not query_path.is_file():
@@ -234,6 +237,8 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query:
     if args.non_overlap:
         options["output"] = "non_overlap"
     try:
+        if parse_program(text).single is None:
+            return kleene.compile_program(text, **options)
         return kleene.compile(text, **options)
     except QueryError as exc:
         rendered = exc if exc.text else exc.with_text(text)
@@ -269,9 +274,17 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         output=args.output,
         rejected_path=str(rejected_path),
     )
+    from kleene.program import Program
+
+    if args.engine == "spark" and isinstance(query, Program):
+        raise CliError(
+            f"{args.query_file} is a program (DEFINE or UNION), which runs on the local "
+            "engine only: use --engine local",
+            EXIT_USAGE,
+        )
     sinks = _open_sinks(args.output, rejected_path, query)
     with sinks[0] as matches, sinks[1] as rejected:
-        if args.engine == "spark":
+        if args.engine == "spark" and not isinstance(query, Program):
             _run_spark(args, query, input_format, matches, rejected, stats)
         else:
             _run_local(args, query, input_format, matches, rejected, stats, err)
@@ -282,7 +295,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-def _open_sinks(output: str, rejected: Path, query: Query) -> tuple[MatchSink, RejectedSink]:
+def _open_sinks(
+    output: str, rejected: Path, query: Query | Program
+) -> tuple[MatchSink, RejectedSink]:
     matches = MatchSink(
         output,
         variables=getattr(query, "variables", ()),
@@ -293,7 +308,7 @@ def _open_sinks(output: str, rejected: Path, query: Query) -> tuple[MatchSink, R
 
 def _run_local(
     args: argparse.Namespace,
-    query: Query,
+    query: Query | Program,
     input_format: Format,
     matches: MatchSink,
     rejected: RejectedSink,
@@ -510,8 +525,12 @@ def summary_table(stats: RunStats) -> Table:
 
 
 def cmd_explain(args: argparse.Namespace, out: Console) -> int:
+    from kleene.program import Program
+
     query = load_query(args.query_file, args)
     out.print(query.explain(), markup=False, highlight=False, soft_wrap=True)
+    if args.png and isinstance(query, Program):
+        raise CliError("--png draws the automaton of a single query, not of a program")
     if args.png:
         from kleene.io.automaton import diagram_from_query, draw_png
 
