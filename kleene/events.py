@@ -118,7 +118,10 @@ class EventBatch:
         positions = (rows + self.first).tolist()
         if self.fields.id_field not in self.table.column_names:
             return positions
-        raw = self.take(self.fields.id_field, rows)
+        column = self.table.column(self.fields.id_field)
+        if not column.null_count:
+            return column.take(rows).to_pylist()
+        raw = column.take(rows).to_pylist()
         return [p if v is None else v for v, p in zip(raw, positions, strict=True)]
 
     def column(self, attr: str) -> list[Any]:

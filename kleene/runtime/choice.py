@@ -5,8 +5,9 @@ from __future__ import annotations
 from kleene.compiler.plan import Plan
 from kleene.errors import QueryError
 from kleene.lang.ast import OutputFormat, Strategy
+from kleene.runtime.vector import support
 
-ENGINES = ("auto", "nfa", "merge", "backtrack", "postpone", "postpone-late")
+ENGINES = ("auto", "nfa", "merge", "backtrack", "postpone", "postpone-late", "vector")
 
 
 def choose_engine(plan: Plan, requested: str) -> tuple[str, str]:
@@ -34,8 +35,15 @@ def choose_engine(plan: Plan, requested: str) -> tuple[str, str]:
             "the backtrack engine reports matches late, so it takes queries without negation "
             "and with the default output format only"
         )
+    if requested == "vector" and (why := support(plan)) is not None:
+        raise QueryError(f"the vector engine cannot evaluate this query: {why}")
     if requested != "auto":
         return requested, "chosen by the caller"
+    if support(plan) is None:
+        return "vector", (
+            "contiguity and conjuncts between adjacent events only: edges evaluated as "
+            "columns over whole batches, runs enumerated with numpy (SIGMOD 2008, 3.1-3.2)"
+        )
     if any_match and plan.kleene_vars:
         return "postpone", (
             "Kleene closure under skip till any match: postponing keeps one run per choice "

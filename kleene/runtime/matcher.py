@@ -39,6 +39,7 @@ from kleene.runtime.output import NonOverlapState
 from kleene.runtime.postpone import PostponeCore
 from kleene.runtime.postpone.construct import Built, construct
 from kleene.runtime.prefilter import Prefilter
+from kleene.runtime.vector import VectorCore
 
 SWEEP_EVERY = 4096
 NEVER = float("inf")
@@ -122,7 +123,9 @@ class Matcher:
         out: list[Result] = []
         if len(batch):
             clean = self.validator.clean_types(batch)
-            if self._vectorizable(batch, clean):
+            if self._vectorizable(batch, clean) and isinstance(self.engine, VectorCore):
+                self.engine.push_batch(self, batch, out)
+            elif self._vectorizable(batch, clean):
                 self._push_relevant(batch, clean, out)
             else:
                 self._push_each(batch, clean, out)
@@ -154,7 +157,7 @@ class Matcher:
         if self.every_event:
             mask = np.ones(len(batch), dtype=bool)
         elif self.prefilter.useful:
-            mask = self.prefilter.relevant(batch, clean)
+            mask = self.prefilter.relevant(batch, clean, self._window())
         else:
             mask = batch.type_mask(self.types)
         useful: list[bool] | None = None
@@ -532,6 +535,8 @@ def make_core(plan: Plan, config: MatcherConfig) -> Core:
     """The evaluation core the configuration names."""
     if config.engine in ("nfa", "merge"):
         return NfaEngine(plan, config.max_runs, merge=config.engine == "merge")
+    if config.engine == "vector":
+        return VectorCore(plan, config.max_runs)
     if config.engine == "backtrack":
         return BacktrackCore(plan, config.max_runs)
     if config.engine in ("postpone", "postpone-late"):

@@ -119,3 +119,20 @@ def test_backtracking_equals_oracle(
 ) -> None:
     assume("~" not in case[0])  # the backtrack engine takes queries without negation
     check(*case, strategy, ast.OutputFormat.ALL, "backtrack")
+
+
+CONTIGUITY = [ast.Strategy.STRICT_CONTIGUITY, ast.Strategy.PARTITION_CONTIGUITY]
+
+
+@pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
+@pytest.mark.parametrize("strategy", CONTIGUITY, ids=lambda s: s.value)
+@given(case=cases())
+def test_vector_engine_equals_oracle(
+    case: tuple[str, list[dict[str, Any]]], strategy: ast.Strategy, output: ast.OutputFormat
+) -> None:
+    """The general random queries that the vectorized engine takes (more shapes in
+    tests/property/test_vector_vs_oracle.py)."""
+    from kleene.runtime.vector import support
+
+    assume(support(kleene.compile(case[0], strategy=strategy, output=output).plan) is None)
+    check(*case, strategy, output, "vector")

@@ -1,0 +1,310 @@
+"""The vectorized core: whole batches under contiguity, carried tails between them.
+
+``push_batch`` evaluates a clean, ordered batch at once (the matcher's vectorized
+admission has checked it): the carried tail of every partition and the batch form a
+:class:`Frame`, the edge columns are computed with numpy, the matches enumerated by
+:func:`search`, and only the matches that end in the batch are built as Python objects.
+What stays alive (runs that later events may extend) is carried, as event tuples, from
+the earliest alive run's first event to its partition's last event.
+
+For batches that need per-event admission the matcher calls ``process`` per event, as
+with every core: the event joins its partition's tail, which is evaluated again, and the
+matches ending at the event are returned as completions.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kleene.compiler import codegen
+from kleene.compiler.plan import Plan
+from kleene.events import EventBatch
+from kleene.lang.ast import OutputFormat
+from kleene.match import Match
+from kleene.runtime.core import Completion
+from kleene.runtime.vector.frame import Carried, Frame
+from kleene.runtime.vector.masks import compute
+from kleene.runtime.vector.search import Found, search
+from kleene.runtime.vector.shape import analyse
+
+if TYPE_CHECKING:
+    from kleene.collapsed import Result
+    from kleene.runtime.matcher import Matcher
+
+
+class VectorState:
+    """Per partition, the events of runs still alive (picklable)."""
+
+    def __init__(self) -> None:
+        self.carry: dict[tuple[Any, ...], list[Carried]] = {}
+        self.live = 0
+
+
+class VectorCore:
+    """Evaluates plans that :func:`analyse` accepts; no state of its own."""
+
+    def __init__(self, plan: Plan, max_runs: int) -> None:
+        self.plan = plan
+        self.shape = analyse(plan)
+        self.kleene = [c.kleene for c in self.shape.components]
+        self.vars = [c.var for c in self.shape.components]
+        self.max_runs = max_runs
+        self.make = _maker(self.vars)
+
+    def new_state(self) -> VectorState:
+        return VectorState()
+
+    def live_runs(self, st: VectorState) -> int:
+        return st.live
+
+    def _search(self, frame: Frame, window: float | None) -> Found:
+        return search(frame, compute(frame, self.shape, self.plan), self.kleene, window)
+
+    # --- the Core protocol (per-event admission) -----------------------------------
+
+    def process(
+        self,
+        st: VectorState,
+        e: tuple[Any, ...],
+        position: int,
+        partition: tuple[Any, ...],
+        window: float | None,
+    ) -> list[Completion]:
+        tail = st.carry.setdefault(partition, [])
+        tail.append((position, e))
+        frame = Frame(self.plan, tail, single=True)
+        found = self._search(frame, window)
+        done = np.flatnonzero(found.end == frame.n - 1)
+        out = []
+        for m in done.tolist():
+            chosen = [
+                [(i, tail[i]) for i in range(int(f[m]), int(x[m]) + 1)]
+                for f, x in zip(found.first, found.last, strict=True)
+            ]
+            selections = [
+                (self._state(j, k), pos, ev[2], ev[1])
+                for j, elems in enumerate(chosen)
+                for k, (_, (pos, ev)) in enumerate(elems)
+            ]
+            events = [[ev for _, (_, ev) in elems] for elems in chosen]
+            out.append(Completion(partition, selections, self._vector(events)))
+        self._keep(st, {partition: tail}, frame, found)
+        return out
+
+    def sweep(self, st: VectorState, now: Any, window: float | None) -> None:
+        if window is None:
+            return
+        for partition in list(st.carry):
+            tail = [c for c in st.carry[partition] if now - c[1][1] <= window]
+            if tail:
+                st.carry[partition] = tail
+            else:
+                del st.carry[partition]
+
+    def drop_partition(self, st: VectorState, partition: tuple[Any, ...]) -> None:
+        st.carry.pop(partition, None)
+
+    def flush(self, st: VectorState, window: float | None) -> list[Completion]:
+        return []  # every match is reported at its last event
+
+    # --- whole batches ----------------------------------------------------------------
+
+    def push_batch(self, matcher: Matcher, batch: EventBatch, out: list[Result]) -> None:
+        """Admit and evaluate a batch the matcher found clean and in order."""
+        collecting = gc.isenabled()
+        gc.disable()  # many small objects, none cyclic: spare the collector's passes
+        try:
+            self._push_batch(matcher, batch, out)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _push_batch(self, matcher: Matcher, batch: EventBatch, out: list[Result]) -> None:
+        mst = matcher.st
+        st: VectorState = mst.core
+        if mst.time_kind is None:
+            mst.time_kind, mst.tz = batch.time_kind, batch.tz
+        carried = [c for tail in st.carry.values() for c in tail]
+        frame = Frame(self.plan, carried, batch, base=mst.position)
+        found = self._search(frame, matcher._window())
+        self._keep(st, None, frame, found)
+        new = np.flatnonzero(frame.is_new[found.end])
+        if self.plan.output is OutputFormat.NON_OVERLAP:
+            new = self._non_overlap(matcher, frame, found, new)
+        out.extend(self._matches(matcher, frame, found, new))
+        n = len(batch)
+        mst.arrived += n
+        mst.position += n
+        mst.clock = batch.last_time()
+
+    def _keep(
+        self,
+        st: VectorState,
+        tails: dict[tuple[Any, ...], list[Carried]] | None,
+        frame: Frame,
+        found: Found,
+    ) -> None:
+        """Carry each partition's rows from its earliest alive run on."""
+        st.live = len(found.alive)
+        if tails is not None:  # one partition, its tail is the frame
+            ((partition, tail),) = tails.items()
+            if len(found.alive):
+                del tail[: int(found.alive.min())]
+            else:
+                del st.carry[partition]
+            return
+        st.carry = {}
+        if not len(found.alive):
+            return
+        seg = frame.seg[found.alive]
+        first = np.full(int(frame.seg.max()) + 1, frame.n, dtype=np.int64)
+        np.minimum.at(first, seg, found.alive)
+        first = first[first < frame.n]
+        last = frame.seg_end[first] + 1
+        rows = np.concatenate([np.arange(a, b) for a, b in zip(first, last, strict=True)])
+        events = frame.tuples(frame.src[rows])
+        kept = list(zip(frame.pos[rows].tolist(), events, strict=True))
+        at = 0
+        for a, b in zip(first.tolist(), last.tolist(), strict=True):
+            st.carry[frame.partition(a)] = kept[at : at + b - a]
+            at += b - a
+
+    def _non_overlap(
+        self, matcher: Matcher, frame: Frame, found: Found, new: np.ndarray
+    ) -> np.ndarray:
+        """The non-overlap selection (SIGMOD 2008, section 2) among the new matches:
+        per partition, in order of (end, start, component lengths), each match that
+        starts after the last one selected. The next selectable match after one ending
+        at e is the first whose start exceeds e; since no match before it in this order
+        can start after e, a running maximum of the starts finds it by bisection."""
+        if not len(new):
+            return new
+        lengths = [x[new] - f[new] for f, x in zip(found.first, found.last, strict=True)]
+        keys = (*reversed(lengths), found.start[new], found.end[new], frame.seg[found.start[new]])
+        order = new[np.lexsort(keys)]
+        starts, ends = frame.pos[found.start[order]], frame.pos[found.end[order]]
+        seg = frame.seg[found.end[order]]
+        big = int(frame.pos.max()) + 2
+        reach = np.maximum.accumulate(seg * big + starts)  # increasing along ``order``
+        jump = np.searchsorted(reach, seg * big + ends, side="right").tolist()
+        seg_list, ends_list = seg.tolist(), ends.tolist()
+        last_end = matcher.st.non_overlap.last_end
+        parts: dict[int, tuple[Any, ...]] = {}
+        chosen = []
+        i, n = 0, len(order)
+        while i < n:
+            g = seg_list[i]
+            part = parts.get(g)
+            if part is None:  # entering a partition: skip what its last output overlaps
+                part = parts[g] = frame.partition(int(found.end[order[i]]))
+                i = int(np.searchsorted(reach, g * big + last_end.get(part, -1), side="right"))
+                if i >= n or seg_list[i] != g:
+                    continue
+            chosen.append(i)
+            last_end[part] = ends_list[i]
+            i = jump[i]
+        return order[np.asarray(chosen, dtype=np.int64)]
+
+    def _matches(
+        self, matcher: Matcher, frame: Frame, found: Found, chosen: np.ndarray
+    ) -> list[Match]:
+        if not len(chosen):
+            return []
+        chosen = chosen[np.lexsort((found.start[chosen], found.end[chosen]))]
+        start, end = found.start[chosen], found.end[chosen]
+        cover = np.zeros(frame.n + 1, dtype=np.int64)
+        np.add.at(cover, start, 1)
+        np.add.at(cover, end + 1, -1)
+        inside = np.cumsum(cover[:-1]) > 0
+        needed = np.flatnonzero(inside)
+        at = np.cumsum(inside) - 1  # row -> index into the lists below
+        ids = frame.values("id", frame.src[needed])
+        positions = frame.pos[needed].tolist()
+        starts = frame.values("timestamp", frame.src[start])
+        ends = frame.values("timestamp", frame.src[end])
+        if matcher.st.time_kind == "datetime":
+            starts, ends = list(map(matcher._time_out, starts)), list(map(matcher._time_out, ends))
+        segs = frame.seg[end].tolist()
+        parts: dict[int, tuple[Any, ...]] = {}
+        for g, row in zip(segs, end.tolist(), strict=True):
+            if g not in parts:
+                parts[g] = frame.partition(row)
+        partitions = [parts[g] for g in segs]
+        per_var_ids, per_var_pos = [], []
+        for comp, f, x in zip(self.shape.components, found.first, found.last, strict=True):
+            lo = at[f[chosen]].tolist()
+            if comp.kleene:
+                hi = (at[x[chosen]] + 1).tolist()
+                per_var_ids.append([tuple(ids[a:b]) for a, b in zip(lo, hi, strict=True)])
+                per_var_pos.append([tuple(positions[a:b]) for a, b in zip(lo, hi, strict=True)])
+            else:
+                per_var_ids.append([(ids[a],) for a in lo])
+                per_var_pos.append([(positions[a],) for a in lo])
+        returned: list[dict[str, Any]] = [{}] * len(chosen)
+        if self.plan.returns is not None:
+            events = frame.tuples(frame.src[needed])
+            returned = self._returns(events, at, found, chosen)
+        columns = [c for pair in zip(per_var_ids, per_var_pos, strict=True) for c in pair]
+        return list(map(self.make, *columns, starts, ends, partitions, returned))
+
+    def _returns(
+        self, events: list[tuple[Any, ...]], at: np.ndarray, found: Found, chosen: np.ndarray
+    ) -> list[dict[str, Any]]:
+        """RETURN values, from each match's replayed computation-state vector."""
+        assert self.plan.returns is not None
+        returns, names = self.plan.returns, self.plan.return_names
+        bounds = [
+            (at[f[chosen]].tolist(), (at[x[chosen]] + 1).tolist())
+            for f, x in zip(found.first, found.last, strict=True)
+        ]
+        out = []
+        for m in range(len(chosen)):
+            elems = [events[lo[m] : hi[m]] for lo, hi in bounds]
+            out.append(dict(zip(names, returns(self._vector(elems)), strict=True)))
+        return out
+
+    # --- replay -------------------------------------------------------------------------
+
+    def _state(self, j: int, k: int) -> int:
+        comp = self.shape.components[j]
+        if k and comp.rest_state is not None:
+            return comp.rest_state
+        return comp.first_state
+
+    def _vector(self, elems: list[list[tuple[Any, ...]]]) -> tuple[Any, ...]:
+        """The computation-state vector of a match, by replaying its edges (SIGMOD
+        2008, section 5.2.1); RETURN reads it."""
+        if self.plan.returns is None:
+            return self.plan.initial_vector
+        vector: tuple[Any, ...] | None = self.plan.initial_vector
+        states = self.plan.states
+        for j, events in enumerate(elems):
+            for k, e in enumerate(events):
+                assert vector is not None
+                vector = states[self._state(j, k)].edge(e, vector)
+        assert vector is not None, "a vectorized match failed its own edges"
+        return vector
+
+
+def _maker(names: list[str]) -> Any:
+    """A function building a Match from per-variable ids and positions, with dict
+    displays and without the frozen dataclass's per-field ``object.__setattr__``."""
+    args = ", ".join(f"i{k}, p{k}" for k in range(len(names)))
+    ids = ", ".join(f"{v!r}: i{k}" for k, v in enumerate(names))
+    pos = ", ".join(f"{v!r}: p{k}" for k, v in enumerate(names))
+    source = (
+        f"def make({args}, start, end, partition, returned):\n"
+        "    m = new(Match)\n"
+        "    d = m.__dict__\n"
+        f"    d['variables'] = {{{ids}}}\n"
+        f"    d['positions'] = {{{pos}}}\n"
+        "    d['start'] = start\n"
+        "    d['end'] = end\n"
+        "    d['partition'] = partition\n"
+        "    d['returned'] = returned\n"
+        "    return m\n"
+    )
+    return codegen.build(source, "make", {"new": object.__new__, "Match": Match})
