@@ -35,6 +35,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from kleene.collapsed import CollapsedMatch
 from kleene.errors import EventError, KleeneError, QueryError
 from kleene.io import (
     Format,
@@ -395,7 +396,10 @@ def _run_spark(
     if result.layout.note:
         stats.notes.append(result.layout.note)
     typed = _partition_types(frame.schema, tuple(query.partition_attributes))
-    matches.add(spark_matches(found.to_pylist(), query, typed))
+    if result.collapsed:
+        matches.add(spark_collapsed(found.to_pylist(), query, typed))
+    else:
+        matches.add(spark_matches(found.to_pylist(), query, typed))
     rejected.add(spark_rejected(dropped.to_pylist()))
 
 
@@ -452,6 +456,43 @@ def spark_matches(
     ]
     out.sort(key=lambda m: (_sortable(m.end), _sortable(m.start), repr(m.key())))
     return out
+
+
+def spark_collapsed(
+    rows: list[dict[str, Any]], query: Query, partition_types: Sequence[Any] = ()
+) -> list[CollapsedMatch]:
+    """Spark collapsed rows (:mod:`kleene.spark._collapsed`) as :class:`CollapsedMatch`
+    objects (SIGMOD 2014, section 5.2), ordered like :func:`spark_matches`, so the sink
+    writes them as it writes the local engine's. Their ``expand()`` needs the events and
+    raises: expand on Spark with ``MatchResult.expand()``."""
+    kleene_vars = query.kleene_variables
+    out = [
+        CollapsedMatch(
+            singles={v: row[v] for v in query.variables if v not in kleene_vars},
+            candidates={
+                v: tuple((c["id"], c["label"]) for c in row[v] or ())
+                for v in query.variables
+                if v in kleene_vars
+            },
+            first_fixed=frozenset(row["first_fixed"] or ()),
+            last_fixed=frozenset(row["last_fixed"] or ()),
+            start=row["start"],
+            end=row["end"],
+            partition=_typed_partition(row["partition"] or (), partition_types),
+            exact=bool(row["exact"]),
+            _expand=_no_events,
+        )
+        for row in rows
+    ]
+    out.sort(key=lambda c: (_sortable(c.end), _sortable(c.start), repr(c.to_dict())))
+    return out
+
+
+def _no_events() -> list[Match]:
+    raise KleeneError(
+        "a collapsed result read back from Spark has no events to expand: "
+        "use kleene.spark.MatchResult.expand()"
+    )
 
 
 def _partition_types(schema: Any, names: tuple[str, ...]) -> list[Any]:

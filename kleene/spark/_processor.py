@@ -20,7 +20,11 @@ same step:
    needs attention: its earliest pending event, or the time its last live run can
    expire (largest fed time + W). Timers wake keys that receive no new events. Once the
    watermark is past that time and nothing is pending, the key's state is dropped, so
-   state stays bounded by the keys active within the window (``all`` output).
+   state stays bounded by the keys active within the window (``all`` and ``collapsed``
+   output).
+
+With ``OUTPUT COLLAPSED`` the matcher returns collapsed results (SIGMOD 2014, section
+5.2), encoded as collapsed rows (:mod:`kleene.spark._collapsed`) at their last event.
 
 Matches are therefore emitted once the watermark passes them: latency = watermark delay
 (+ W for a trailing negation). Without WITHIN nothing expires and a trailing negation
@@ -39,12 +43,12 @@ import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
+from kleene.collapsed import Result
 from kleene.lang.ast import OutputFormat
-from kleene.match import Match, RejectedEvent
+from kleene.match import RejectedEvent
 from kleene.spark._prepare import INTERNAL_PREFIX
 from kleene.spark._query import QuerySpec
-from kleene.spark._rows import RowEncoder
-from kleene.spark._schema import MatchSchema
+from kleene.spark._rows import RowEncoder, RowLayout
 
 MICROS_COLUMN = f"{INTERNAL_PREFIX}us"
 STATE_SCHEMA = "snapshot binary, pending binary, horizon long"
@@ -54,7 +58,7 @@ LATE = "late"
 class MatchProcessor(StatefulProcessor):
     """Per-key kleene matcher kept in Spark state; see the module docstring."""
 
-    def __init__(self, spec: QuerySpec, schema: MatchSchema, datetime_time: bool) -> None:
+    def __init__(self, spec: QuerySpec, schema: RowLayout, datetime_time: bool) -> None:
         self.spec = spec
         self.schema = schema
         self.datetime_time = datetime_time
@@ -68,7 +72,7 @@ class MatchProcessor(StatefulProcessor):
         self.time_field, self.id_field = cols.time_field, cols.id_field
         window = self.query.window
         self.window_us = None if window is None else window * 1e6
-        self.output_all = self.query.output is OutputFormat.ALL
+        self.forgetful = self.query.output is not OutputFormat.NON_OVERLAP
 
     def handleInputRows(
         self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
@@ -109,16 +113,16 @@ class MatchProcessor(StatefulProcessor):
                 )
                 pending = pending[~due]
 
-        found: list[Match] = []  # collapsed output is refused by resolve_query
+        found: list[Result] = []
         if ready is not None or (snapshot is not None and wm_us is not None):
             matcher = self.query.matcher(state=snapshot)
             if ready is not None:
-                found += matcher.push(_events(ready))  # type: ignore[arg-type]
+                found += matcher.push(_events(ready))
                 fed = ready[MICROS_COLUMN].max()
                 if not pd.isna(fed):
                     horizon = int(fed) if horizon is None else max(horizon, int(fed))
             if wm_us is not None:
-                found += matcher.advance_to(self._time_value(wm_us))  # type: ignore[arg-type]
+                found += matcher.advance_to(self._time_value(wm_us))
             rejected += matcher.take_rejected()
             snapshot = matcher.snapshot()
 
@@ -137,7 +141,7 @@ class MatchProcessor(StatefulProcessor):
         trailing negation is decided. (Non-overlap output keeps its state: which match
         comes next depends on the last one kept.)"""
         return (
-            self.output_all
+            self.forgetful
             and self.window_us is not None
             and (pending is None or not len(pending))
             and horizon is not None

@@ -12,8 +12,13 @@ section 2, output formats):
   a match only ever involves events of one key value, and a matcher fed with one key's
   events finds exactly that key's matches. An uncovered negation looks at events of
   every key, so such a query is not split by key.
-* **by time** — see :mod:`kleene.spark._slicing`: needs a WITHIN window and the
-  ``all`` output format.
+* **by time** — see :mod:`kleene.spark._slicing`: needs a WITHIN window and an output
+  format other than non-overlap.
+
+Collapsed output (SIGMOD 2014, section 5.2) follows both rules unchanged: it exists only
+for patterns without negation, and a collapsed result is one main run of postponed
+evaluation, which begins at its first event, takes only events of its partition and
+ends within W of its start, exactly like a match.
 """
 
 from __future__ import annotations
@@ -83,13 +88,7 @@ def resolve_query(
     spec = QuerySpec(text, tuple(sorted(merged.items())))
     if isinstance(query, kleene.Query) and merged == base:
         _CACHE.setdefault(spec, query)
-    compiled = spec.compile()
-    if compiled.output is OutputFormat.COLLAPSED:
-        raise kleene.QueryError(
-            "the Spark pipeline writes one row per match; collapsed output is available "
-            "from Query.run_collapsed and from `kleene run` with the local engine"
-        )
-    return spec, compiled
+    return spec, spec.compile()
 
 
 @dataclass(frozen=True)

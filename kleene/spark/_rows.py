@@ -2,9 +2,11 @@
 
 The matcher runs inside a Python worker; what it finds leaves the worker as one Arrow
 batch (or pandas frame) per call, in the *combined* layout: a kind column (``match`` or
-``rejected``), the match columns of :mod:`kleene.spark._schema`, and the rejected-event
-columns. One layout lets a single Spark operator emit both kinds of rows; the caller
-splits them with two filters.
+``rejected``), the result columns, and the rejected-event columns. The result columns
+are those of a :class:`~kleene.spark._schema.MatchSchema` (one row per match) or, for
+``OUTPUT COLLAPSED``, of a :class:`~kleene.spark._collapsed.CollapsedSchema` (one row
+per collapsed result, SIGMOD 2014 section 5.2). One layout lets a single Spark operator
+emit both kinds of rows; the caller splits them with two filters.
 """
 
 from __future__ import annotations
@@ -23,8 +25,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from kleene.collapsed import CollapsedMatch, Result
 from kleene.match import Match, RejectedEvent
+from kleene.spark._collapsed import CollapsedSchema, collapsed_row
 from kleene.spark._schema import MatchSchema
+
+RowLayout = MatchSchema | CollapsedSchema
 
 KIND = "kleene__kind"
 REJECTED_ID = "kleene__rejected_id"
@@ -34,7 +40,7 @@ MATCH_KIND = "match"
 REJECTED_KIND = "rejected"
 
 
-def combined_schema(ms: MatchSchema) -> T.StructType:
+def combined_schema(ms: RowLayout) -> T.StructType:
     """Match and rejected rows in one schema; every column is nullable."""
     fields = [T.StructField(KIND, T.StringType())]
     fields += [T.StructField(f.name, f.dataType, True) for f in ms.struct().fields]
@@ -46,8 +52,8 @@ def combined_schema(ms: MatchSchema) -> T.StructType:
     return T.StructType(fields)
 
 
-def split_output(batch: DataFrame, schema: MatchSchema) -> tuple[DataFrame, DataFrame]:
-    """The match rows and the rejected rows of the combined layout."""
+def split_output(batch: DataFrame, schema: RowLayout) -> tuple[DataFrame, DataFrame]:
+    """The result rows and the rejected rows of the combined layout."""
     matches = batch.where(F.col(KIND) == MATCH_KIND).select(
         *[F.col(f"`{f.name}`") for f in schema.struct().fields]
     )
@@ -71,34 +77,28 @@ def record_json(record: Mapping[str, Any]) -> str:
     return json.dumps({k: _plain(v) for k, v in record.items()}, default=str, sort_keys=True)
 
 
-class RowEncoder:
-    """Builds combined-layout columns from matches and rejected events."""
+def partition_text(partition: Sequence[Any]) -> list[str | None]:
+    """Partition key values as text (Spark needs one element type)."""
+    return [None if v is None else str(_plain(v)) for v in partition]
 
-    def __init__(self, ms: MatchSchema) -> None:
+
+class RowEncoder:
+    """Builds combined-layout columns from results (matches, or collapsed results for a
+    collapsed layout) and rejected events."""
+
+    def __init__(self, ms: RowLayout) -> None:
         self.ms = ms
         self.spark_schema = combined_schema(ms)
         self.arrow_schema = to_arrow_schema(self.spark_schema, timezone="UTC")
         self.names = [f.name for f in self.spark_schema.fields]
 
     def columns(
-        self, matches: Iterable[Match], rejected: Iterable[RejectedEvent]
+        self, matches: Iterable[Result], rejected: Iterable[RejectedEvent]
     ) -> dict[str, list[Any]]:
         cols: dict[str, list[Any]] = {name: [] for name in self.names}
-        ms = self.ms
         for m in matches:
-            ids = m.ids()
-            values = m.values()
-            row: dict[str, Any] = {
-                KIND: MATCH_KIND,
-                "match_id": match_id(ids),
-                "partition": [None if v is None else str(_plain(v)) for v in m.partition],
-                "start": _plain(m.start),
-                "end": _plain(m.end),
-            }
-            for var in ms.variables:
-                row[var] = [_plain(i) for i in ids.get(var, ())]
-            for name in ms.return_names:
-                row[name] = _plain(values.get(name))
+            row = self._row(m)
+            row[KIND] = MATCH_KIND
             for name in self.names:
                 cols[name].append(row.get(name))
         for r in rejected:
@@ -112,15 +112,37 @@ class RowEncoder:
                 cols[name].append(row.get(name))
         return cols
 
+    def _row(self, m: Result) -> dict[str, Any]:
+        ms = self.ms
+        if isinstance(ms, CollapsedSchema):
+            if not isinstance(m, CollapsedMatch):
+                raise TypeError("a collapsed layout takes collapsed results")
+            return collapsed_row(ms, m, _plain, partition_text(m.partition))
+        if not isinstance(m, Match):
+            raise TypeError("a match layout takes matches; expand collapsed results first")
+        ids = m.ids()
+        values = m.values()
+        row: dict[str, Any] = {
+            "match_id": match_id(ids),
+            "partition": partition_text(m.partition),
+            "start": _plain(m.start),
+            "end": _plain(m.end),
+        }
+        for var in ms.variables:
+            row[var] = [_plain(i) for i in ids.get(var, ())]
+        for name in ms.return_names:
+            row[name] = _plain(values.get(name))
+        return row
+
     def to_arrow(
-        self, matches: Iterable[Match], rejected: Iterable[RejectedEvent]
+        self, matches: Iterable[Result], rejected: Iterable[RejectedEvent]
     ) -> pa.RecordBatch:
         cols = self.columns(matches, rejected)
         arrays = [_array(cols[f.name], f.type) for f in self.arrow_schema]
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
 
     def to_pandas(
-        self, matches: Iterable[Match], rejected: Iterable[RejectedEvent]
+        self, matches: Iterable[Result], rejected: Iterable[RejectedEvent]
     ) -> pd.DataFrame:
         batch = self.to_arrow(matches, rejected)
         return batch.to_pandas()

@@ -24,6 +24,11 @@ with the same cut points). Rejected events are reported by the slice whose own r
 holds the event's time (events without a numeric or timestamp time by slice 0, the only
 slice they are fed to).
 
+A collapsed result (``OUTPUT COLLAPSED``, SIGMOD 2014 section 5.2) is one main run of
+postponed evaluation: its start is the run's first event and its candidates are events
+of at most W later, so the same argument makes the owning slice build it exactly as the
+whole stream does, and it is owned, and emitted, once.
+
 Slicing does not apply to queries without WITHIN (a match may span the whole stream,
 so no finite margin suffices) nor to the non-overlap output format (which match is kept
 depends on the previous kept match of the partition, a chain that runs across every

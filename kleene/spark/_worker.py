@@ -4,6 +4,10 @@ Two entry points share one core: :meth:`GroupMatcher.map_batches` for ``mapInArr
 over partitions sorted by (key, slice, time, position), where each contiguous run of
 one (key, slice) gets its own matcher, and :meth:`GroupMatcher.apply_group` for
 ``groupBy(...).applyInArrow``, where Spark hands over one whole group as a table.
+
+With ``OUTPUT COLLAPSED`` the matchers return collapsed results (SIGMOD 2014, section
+5.2); a group keeps those it owns and either encodes them as collapsed rows or, with
+``expand``, replaces each by the matches :meth:`kleene.CollapsedMatch.expand` gives.
 """
 
 from __future__ import annotations
@@ -18,12 +22,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kleene.collapsed import CollapsedMatch, Result
 from kleene.events import datetime_to_micros
-from kleene.match import Match, RejectedEvent
+from kleene.match import RejectedEvent
 from kleene.spark._prepare import INTERNAL_PREFIX, POS
 from kleene.spark._query import QuerySpec
-from kleene.spark._rows import RowEncoder
-from kleene.spark._schema import MatchSchema
+from kleene.spark._rows import RowEncoder, RowLayout
 from kleene.spark._slicing import home_slice
 
 
@@ -32,9 +36,10 @@ class GroupMatcher:
     """Runs one matcher per (key, slice) group; picklable, compiled lazily per worker."""
 
     spec: QuerySpec
-    schema: MatchSchema
+    schema: RowLayout  # match rows, or collapsed rows for OUTPUT COLLAPSED
     group_columns: tuple[str, ...]  # key columns, then the slice column when sliced
     cuts: tuple[float, ...]  # slice boundaries; () when not sliced
+    expand: bool = False  # collapsed results out as the matches they stand for
 
     # --- mapInArrow ---------------------------------------------------------------
 
@@ -82,7 +87,8 @@ class GroupMatcher:
     def _start(self, key: tuple[Any, ...]) -> _GroupRun:
         q = self.spec.compile()
         slice_index = key[-1] if self.cuts else None
-        return _GroupRun(q.matcher(), self.cuts, slice_index, self.spec.columns.time_field)
+        time_field = self.spec.columns.time_field
+        return _GroupRun(q.matcher(), self.cuts, slice_index, time_field, self.expand)
 
     @staticmethod
     def _events(table: pa.Table) -> pa.Table:
@@ -91,27 +97,44 @@ class GroupMatcher:
 
 
 class _GroupRun:
-    """One matcher over one group's events, keeping only the matches the group owns."""
+    """One matcher over one group's events, keeping only the results the group owns
+    (a collapsed result is owned, like a match, by the slice of its start time)."""
 
     def __init__(
-        self, matcher: Any, cuts: Sequence[float], slice_index: int | None, time_field: str
+        self,
+        matcher: Any,
+        cuts: Sequence[float],
+        slice_index: int | None,
+        time_field: str,
+        expand: bool = False,
     ) -> None:
         self.matcher = matcher
         self.cuts = cuts
         self.slice_index = slice_index
         self.time_field = time_field
+        self.expand = expand
 
-    def push(self, events: pa.Table) -> tuple[list[Match], list[RejectedEvent]]:
+    def push(self, events: pa.Table) -> tuple[list[Result], list[RejectedEvent]]:
         found = self.matcher.push(events)
-        return self._owned(found, self.matcher.take_rejected())
+        return self._expanded(*self._owned(found, self.matcher.take_rejected()))
 
-    def finish(self) -> tuple[list[Match], list[RejectedEvent]]:
+    def finish(self) -> tuple[list[Result], list[RejectedEvent]]:
         found = self.matcher.flush()
-        return self._owned(found, self.matcher.take_rejected())
+        return self._expanded(*self._owned(found, self.matcher.take_rejected()))
+
+    def _expanded(
+        self, found: list[Result], rejected: list[RejectedEvent]
+    ) -> tuple[list[Result], list[RejectedEvent]]:
+        if not self.expand:
+            return found, rejected
+        out: list[Result] = []
+        for r in found:
+            out.extend(r.expand() if isinstance(r, CollapsedMatch) else (r,))
+        return out, rejected
 
     def _owned(
-        self, found: list[Match], rejected: list[RejectedEvent]
-    ) -> tuple[list[Match], list[RejectedEvent]]:
+        self, found: list[Result], rejected: list[RejectedEvent]
+    ) -> tuple[list[Result], list[RejectedEvent]]:
         if self.slice_index is None:
             return found, rejected
         k = self.slice_index
@@ -137,7 +160,7 @@ def time_number(value: Any) -> float | None:
 
 
 def _nonempty(
-    encoder: RowEncoder, found: list[Match], rejected: list[RejectedEvent]
+    encoder: RowEncoder, found: list[Result], rejected: list[RejectedEvent]
 ) -> Iterator[pa.RecordBatch]:
     if found or rejected:
         yield encoder.to_arrow(found, rejected)

@@ -25,11 +25,17 @@ docs/benchmarks_spark.md) mapInArrow was as fast or faster, so it is the default
 Results: one Spark operator emits matches and rejected events in one combined layout
 (:mod:`kleene.spark._rows`); :class:`MatchResult` splits it with two filters. Reading
 both outputs evaluates the pipeline twice unless :meth:`MatchResult.persist` is called.
+
+**Collapsed output** (``OUTPUT COLLAPSED``, SIGMOD 2014 section 5.2): ``matches`` holds
+one row per collapsed result (:mod:`kleene.spark._collapsed`: candidates with their
+SAFE/UNSAFE labels, the exact ``count``), built by the same grouping, so each is emitted
+once. :meth:`MatchResult.expand` runs the matchers again over the same prepared input
+and emits every collapsed result's matches in the layout of the ``all`` output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,6 +44,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import kleene
+from kleene.lang.ast import OutputFormat
+from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._prepare import (
     POS,
     key_columns,
@@ -47,7 +55,7 @@ from kleene.spark._prepare import (
     with_positions,
 )
 from kleene.spark._query import QuerySpec, key_routing, resolve_query, slice_blocker
-from kleene.spark._rows import combined_schema, split_output
+from kleene.spark._rows import RowLayout, combined_schema, split_output
 from kleene.spark._schema import build_match_schema
 from kleene.spark._slicing import SLICE, boundaries, placed_slice_column, with_slices
 from kleene.spark._worker import GroupMatcher
@@ -71,13 +79,28 @@ class Layout:
 
 @dataclass
 class MatchResult:
-    """Matches and rejected events of :func:`match`, as Spark DataFrames."""
+    """Matches and rejected events of :func:`match`, as Spark DataFrames.
+
+    For a collapsed query (``collapsed`` is true) ``matches`` holds the collapsed rows;
+    :meth:`expand` gives the matches they stand for.
+    """
 
     matches: DataFrame
     rejected: DataFrame
     combined: DataFrame
     layout: Layout
     query: QuerySpec = field(repr=False)
+    collapsed: bool = False
+    _expander: Callable[[], DataFrame] | None = field(default=None, repr=False)
+
+    def expand(self) -> DataFrame:
+        """The matches of a collapsed query, one row each, in the layout of the ``all``
+        output (``match_id``, ``partition``, one id array per variable, ``start``,
+        ``end``, the RETURN values): exactly ``Query.run`` with ``OUTPUT ALL``. Each
+        collapsed result is expanded by :meth:`kleene.CollapsedMatch.expand` in the
+        worker that built it, so the matchers run again (the input preparation is
+        shared). For other queries this is ``matches``."""
+        return self.matches if self._expander is None else self._expander()
 
     def persist(self) -> MatchResult:
         """Keep the matcher output (memory, then disk) so that reading both
@@ -119,7 +142,9 @@ def match(
     The result equals ``query.run`` over ``df`` sorted by time (ties in input order):
     the same matches (compare ``Match.ids()`` with the variable columns) and the same
     rejected events. Every variable column is an ``array`` of event ids, also for single
-    variables.
+    variables. With ``OUTPUT COLLAPSED`` the rows are collapsed results instead (see the
+    module docstring and :meth:`MatchResult.expand`); their ``count`` column sums to the
+    number of matches.
     """
     if method not in ("map", "group"):
         raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
@@ -165,12 +190,43 @@ def match(
                 note = "not sliced: the time span is too short for more than one slice"
 
     schema = build_match_schema(q.ast, q.return_names, prepared.schema, columns)
-    worker = GroupMatcher(spec, schema, tuple(group_cols), tuple(cuts))
-    out_schema = combined_schema(schema)
+    collapsed = q.output is OutputFormat.COLLAPSED
+    rows: RowLayout = schema
+    if collapsed:
+        rows = build_collapsed_schema(q.ast, q.kleene_variables, prepared.schema, columns)
     order = [columns.time_field, POS] if columns.time_field in df.columns else [POS]
 
+    def run(worker: GroupMatcher) -> DataFrame:
+        return _grouped(spark, prepared, worker, routing is not None, cuts, order, method)
+
+    combined = run(GroupMatcher(spec, rows, tuple(group_cols), tuple(cuts)))
+    matches, rejected = split_output(combined, rows)
+    layout = Layout(routing.names if routing else (), tuple(cuts), method, note)
+    expanding = GroupMatcher(spec, schema, tuple(group_cols), tuple(cuts), expand=True)
+
+    def expander() -> DataFrame:
+        return split_output(run(expanding), schema)[0]
+
+    return MatchResult(
+        matches, rejected, combined, layout, spec, collapsed, expander if collapsed else None
+    )
+
+
+def _grouped(
+    spark: SparkSession,
+    prepared: DataFrame,
+    worker: GroupMatcher,
+    keyed: bool,
+    cuts: Sequence[float],
+    order: Sequence[str],
+    method: Method,
+) -> DataFrame:
+    """Step 3 of the pipeline: group, sort into stream order, run ``worker``."""
+    group_cols = list(worker.group_columns)
+    out_schema = combined_schema(worker.schema)
+    parallelism = spark.sparkContext.defaultParallelism
     if method == "map":
-        if routing is not None:
+        if keyed:
             # several partitions per core: tasks are scheduled as cores free up, so a
             # few large keys do not leave a core idle
             partitions = max(
@@ -184,16 +240,11 @@ def match(
         else:
             shuffled = prepared.repartition(1)
         shuffled = shuffled.sortWithinPartitions(*group_cols, *order)
-        combined = shuffled.mapInArrow(worker.map_batches, out_schema)
-    else:
-        if not group_cols:
-            prepared = prepared.withColumn("kleene__all", F.lit(0))
-            group_cols = ["kleene__all"]
-        combined = prepared.groupBy(*group_cols).applyInArrow(_group_function(worker), out_schema)
-
-    matches, rejected = split_output(combined, schema)
-    layout = Layout(routing.names if routing else (), tuple(cuts), method, note)
-    return MatchResult(matches, rejected, combined, layout, spec)
+        return shuffled.mapInArrow(worker.map_batches, out_schema)
+    if not group_cols:
+        prepared = prepared.withColumn("kleene__all", F.lit(0))
+        group_cols = ["kleene__all"]
+    return prepared.groupBy(*group_cols).applyInArrow(_group_function(worker), out_schema)
 
 
 def _group_function(worker: GroupMatcher) -> Any:

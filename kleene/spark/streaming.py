@@ -21,6 +21,10 @@ The Parquet sink writes each micro-batch into its own folder ``batch_id=<n>`` wi
 overwrite, so a batch replayed after a crash replaces its first attempt: no match is
 lost or written twice.
 
+With ``OUTPUT COLLAPSED`` (SIGMOD 2014, section 5.2) ``matches`` holds one collapsed
+row per intermediate match (:mod:`kleene.spark._collapsed`), emitted once the watermark
+passes its last event; keys split the stream as for the ``all`` output.
+
 Event times must be numbers (seconds) or timestamps after the epoch (Spark's watermark
 starts at 0), and every event needs an id: in a stream there is no input position to
 fall back on, and equal timestamps are ordered by id.
@@ -40,6 +44,8 @@ from pyspark.sql.streaming import StreamingQuery
 
 import kleene
 from kleene.errors import EventError
+from kleene.lang.ast import OutputFormat
+from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._prepare import INTERNAL_PREFIX, key_columns, with_key
 from kleene.spark._processor import MICROS_COLUMN, MatchProcessor
 from kleene.spark._query import QuerySpec, key_routing, resolve_query
@@ -49,10 +55,11 @@ from kleene.spark._rows import (
     REASON,
     RECORD,
     REJECTED_ID,
+    RowLayout,
     combined_schema,
     split_output,
 )
-from kleene.spark._schema import MatchSchema, build_match_schema
+from kleene.spark._schema import build_match_schema
 from kleene.spark._session import ROCKSDB_PROVIDER, active_session
 from kleene.spark.sources import read_event_stream
 
@@ -73,7 +80,7 @@ class StreamMatchResult:
     matches: DataFrame
     rejected: DataFrame
     checkpoint: str
-    schema: MatchSchema
+    schema: RowLayout  # match rows, or collapsed rows for OUTPUT COLLAPSED
     query: QuerySpec
 
     def to_parquet(
@@ -160,7 +167,9 @@ def match_stream(
         timed = timed.withColumn(ALL_KEY, F.lit(0))
         group_cols = [ALL_KEY]
 
-    schema = build_match_schema(q.ast, q.return_names, events.schema, columns)
+    schema: RowLayout = build_match_schema(q.ast, q.return_names, events.schema, columns)
+    if q.output is OutputFormat.COLLAPSED:
+        schema = build_collapsed_schema(q.ast, q.kleene_variables, events.schema, columns)
     out_schema = combined_schema(schema)
     processor = MatchProcessor(spec, schema, datetime_time)
     output = timed.groupBy(*group_cols).transformWithStateInPandas(
@@ -234,7 +243,7 @@ def _event_time(time_field: str, dtype: T.DataType) -> Any:
 class _BatchWriter:
     """foreachBatch sink: both outputs of a micro-batch into ``batch_id=<n>`` folders."""
 
-    def __init__(self, matches_path: str, rejected_path: str, schema: MatchSchema) -> None:
+    def __init__(self, matches_path: str, rejected_path: str, schema: RowLayout) -> None:
         self.matches_path = matches_path
         self.rejected_path = rejected_path
         self.schema = schema

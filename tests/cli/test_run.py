@@ -12,7 +12,7 @@ import pytest
 
 import kleene
 from kleene.datagen.stock import generate
-from kleene.io import write_table
+from kleene.io import match_record, write_table
 from tests.cli.support import (
     EXAMPLES,
     canonical,
@@ -224,3 +224,35 @@ def test_spark_engine_gives_the_local_matches(
     assert done.returncode == 0, done.stderr
     assert "spark (local[2])" in done.stdout
     assert canonical(read_jsonl(output)) == _expected(RETURNS, stream)
+
+
+COLLAPSED = """
+PATTERN SEQ(Stock a, Stock+ b[], Stock c)
+WHERE skip_till_any_match(a, b[], c) {
+    [symbol] and a.volume < 100 and b[i].price > a.price
+    and b[i].volume > b[i-1].volume and c.price < a.price }
+WITHIN 6
+OUTPUT COLLAPSED
+"""
+
+
+@pytest.mark.spark
+def test_spark_engine_writes_the_local_collapsed_results(
+    inputs: dict[str, Path], stream: pa.Table, tmp_path: Path
+) -> None:
+    query_file = tmp_path / "collapsed.sase"
+    query_file.write_text(COLLAPSED)
+    written = {}
+    for engine in ("local", "spark"):
+        output = tmp_path / f"{engine}.jsonl"
+        args = ["--engine", engine] + (["--master", "local[2]"] if engine == "spark" else [])
+        done = run_kleene(
+            "run", query_file, "-i", inputs["parquet"], "-o", output, *args, timeout=600
+        )
+        assert done.returncode == 0, done.stderr
+        written[engine] = read_jsonl(output)
+    results = kleene.compile(COLLAPSED).run_collapsed(stream)
+    assert len(results) > 10
+    expected = json.loads(json.dumps([match_record(c) for c in results], default=str))
+    assert canonical(written["spark"]) == canonical(written["local"]) == canonical(expected)
+    assert all(r["collapsed"]["candidates"]["b"] for r in written["spark"])

@@ -247,12 +247,3 @@ def test_clashing_output_names_are_refused(events_df) -> None:
     text = "PATTERN SEQ(Stock a, Stock b) WHERE [symbol] WITHIN 5 RETURN a.price AS start"
     with pytest.raises(kleene.QueryError, match="start"):
         ks.match(events_df, text)
-
-
-def test_collapsed_output_is_refused_with_a_pointer_to_the_local_engine(events_df) -> None:
-    text = (
-        "PATTERN SEQ(Stock a, Stock+ b[]) WHERE skip_till_any_match { [symbol] } "
-        "WITHIN 5 OUTPUT COLLAPSED"
-    )
-    with pytest.raises(kleene.QueryError, match="run_collapsed"):
-        ks.match(events_df, text)

@@ -5,16 +5,18 @@ from __future__ import annotations
 import datetime as dt
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from pyspark.sql.pandas.types import from_arrow_schema
 
 import kleene
 from kleene.datagen import stock
+from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._prepare import POS
 from kleene.spark._query import resolve_query
 from kleene.spark._rows import KIND, MATCH_KIND, match_id
 from kleene.spark._schema import build_match_schema
-from kleene.spark._slicing import home_slice
+from kleene.spark._slicing import SLICE, home_slice
 from kleene.spark._worker import GroupMatcher, _group_starts, time_number
 from tests.spark.support import local_keys
 
@@ -70,3 +72,48 @@ def test_compiled_query_keeps_its_options() -> None:
     assert again.output is q.output and spec.columns.time_field == "ts"
     spec2, _ = resolve_query(q, time_field="t2", type_field=None, id_field=None, options={})
     assert spec2.columns.time_field == "t2" and spec2 != spec
+
+
+COLLAPSED = """PATTERN SEQ(Stock a, Stock+ b[], Stock c)
+WHERE skip_till_any_match(a, b[], c) {
+    b[i].price > a.price and b[i].volume > b[i-1].volume and c.price < a.price }
+WITHIN 4
+OUTPUT COLLAPSED"""
+
+
+@pytest.mark.parametrize("expand", [False, True], ids=["collapsed", "expanded"])
+def test_collapsed_results_are_owned_by_one_slice(expand: bool) -> None:
+    """Narrow slices (every few windows a cut): each collapsed result, or each match of
+    its expansion, comes out of exactly one slice."""
+    events = stock.generate(1500, symbols=2, seed=3)
+    spec, q = resolve_query(COLLAPSED, time_field=None, type_field=None, id_field=None, options={})
+    window = q.window
+    assert window is not None
+    cuts = tuple(float(t) for t in range(100, 1500, 97))
+    table = events.append_column(POS, events["id"])
+    arrow_schema = from_arrow_schema(table.schema)
+    schema = build_match_schema(q.ast, q.return_names, arrow_schema, spec.columns)
+    rows_layout = build_collapsed_schema(q.ast, q.kleene_variables, arrow_schema, spec.columns)
+    layout = schema if expand else rows_layout
+    worker = GroupMatcher(spec, layout, (SLICE,), cuts, expand=expand)
+    bounds = [float("-inf"), *cuts, float("inf")]
+    rows = []
+    for k in range(len(cuts) + 1):
+        t = pc.cast(table["timestamp"], pa.float64())
+        keep = pc.and_(
+            pc.greater_equal(t, bounds[k] - window), pc.less_equal(t, bounds[k + 1] + window)
+        )
+        part = table.filter(keep)
+        part = part.append_column(SLICE, pa.array([k] * part.num_rows, pa.int64()))
+        rows += [r for r in worker.apply_group(part).to_pylist() if r[KIND] == MATCH_KIND]
+    local = q.run_collapsed(events)
+    if expand:
+        got = [frozenset((v, tuple(r[v])) for v in q.variables) for r in rows]
+        assert len(got) == len(set(got))
+        assert set(got) == local_keys(m for c in local for m in c.expand())
+    else:
+        ids = [r["collapsed_id"] for r in rows]
+        assert len(ids) == len(set(ids)) == len(local)
+        assert sorted((r["start"], r["end"], r["count"]) for r in rows) == sorted(
+            (c.start, c.end, c.count()) for c in local
+        )
