@@ -93,7 +93,7 @@ class Constructor:
         self.limit = limit
         # each Kleene array's proceed formula, or None where it always holds
         self.proceed = [s.proceed if s.proceed_text else None for s in states]
-        self.groups = _grouper(tuple(s.var for s in states if s.kind != "rest"))
+        self.built = _builder(tuple(s.var for s in states if s.kind != "rest"))
 
     def __call__(
         self, items: list[Anchor | Segment], partition: tuple[Any, ...] = ()
@@ -102,7 +102,7 @@ class Constructor:
         n, limit, times = len(items), self.limit, dict[int, Any]()
         steps = [self._step(item, times) for item in items]
         source = Source(items, times)
-        group, new = self.groups, tuple.__new__
+        built = self.built
         results: list[Built] = []
         append = results.append
         # frame: (item index, V, next candidate, this segment's ids and positions so far,
@@ -126,8 +126,7 @@ class Constructor:
                 continue
             if step is None:  # every item chosen: a match
                 start, end = times[done_pos[0][0]], times[done_pos[-1][-1]]
-                groups = group(done_ids, done_pos, start, end, source)
-                append(new(Built, (partition, groups, vector)))
+                append(built(partition, done_ids, done_pos, start, end, source, vector))
                 if len(results) > limit:
                     raise RunLimitError(
                         f"one intermediate match expands to more than {limit} matches; "
@@ -186,16 +185,17 @@ class Constructor:
         )
 
 
-def _grouper(names: tuple[str, ...]) -> Any:
-    """``f(ids, positions, start, end, source) -> Groups``: the per-variable tuples of a
-    result as the dicts a Match holds (a generated dict display: no zip, no loop)."""
+def _builder(names: tuple[str, ...]) -> Any:
+    """``f(partition, ids, positions, start, end, source, V) -> Built``: a result with
+    its per-variable tuples as the dicts a Match holds (generated dict displays: no
+    zip, no loop, one call per result)."""
     ids = ", ".join(f"{name!r}: ids[{k}]" for k, name in enumerate(names))
     pos = ", ".join(f"{name!r}: pos[{k}]" for k, name in enumerate(names))
     source = (
-        "def groups(ids, pos, start, end, source):\n"
-        f"    return ({{{ids}}}, {{{pos}}}, start, end, source)\n"
+        "def built(partition, ids, pos, start, end, source, V):\n"
+        f"    return _new(_Built, (partition, ({{{ids}}}, {{{pos}}}, start, end, source), V))\n"
     )
-    return codegen.build(source, "groups")
+    return codegen.build(source, "built", {"_new": tuple.__new__, "_Built": Built})
 
 
 def construct(

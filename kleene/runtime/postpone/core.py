@@ -161,8 +161,10 @@ class PostponeCore:
     ) -> None:
         index, anchors, _start, _start_position, items, candidates, fixed = run
         state = self.states[index]
+        # every edge checks the event type first: events of other types skip the call
+        typed = e[0] == state.event_type
         if state.kind == "single" or candidates is None:
-            vector = self.filter[state.index](e, anchors)
+            vector = self.filter[index](e, anchors) if typed else None
             # a run waiting for a Kleene array's first element is replaced by the run
             # collecting the array, which covers every later first element as well
             if vector is None or state.kind == "single":
@@ -174,12 +176,14 @@ class PostponeCore:
         seen = len(candidates)
         if not state.last:  # proceed: the array ends and the next variable begins
             nxt = self.states[index + 2]
-            vector = self.filter[nxt.index](e, anchors)
+            vector = self.filter[nxt.index](e, anchors) if e[0] == nxt.event_type else None
             if vector is not None:
                 closed = ((index, candidates, seen, False, fixed), items)
                 self._begin(nxt, run, vector, e, position, closed, True, out, done)
+        if not typed:  # neither the array's first element nor a later one
+            return
         take = self.states[index + 1]
-        first_ok = self.filter[state.index](e, anchors) is not None
+        first_ok = self.filter[index](e, anchors) is not None
         take_ok = self.filter[take.index](e, anchors) is not None
         safe = (
             self.early
