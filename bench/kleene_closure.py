@@ -13,7 +13,8 @@ max(b[..i-1].v)``), varying the window W. Engines compared side by side in one r
 
 Each case runs in a fresh process with a time limit and is repeated ``--repeat`` times
 in it (fewer when one repetition takes more than a tenth of the limit); it reports the
-median wall and CPU seconds, events per second, peak live runs, matches, the share of
+median wall and CPU seconds (each repetition starts after a full garbage collection,
+so that none is owed to the imports), events per second, peak live runs, matches, the share of
 time spent constructing results, and peak RSS. The speed-up table gives each engine's
 median time as a multiple of the basic NFA's in the same run; the plot shows seconds
 against W on a log scale (a straight line: exponential growth) with the number of
@@ -26,6 +27,7 @@ matches, which bounds what any engine that enumerates them must do.
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import statistics
 import subprocess
@@ -65,6 +67,8 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
     began = time.perf_counter()
     while len(walls) < case.get("repeat", 1):
         m = q.matcher()
+        found = []
+        gc.collect()  # a full collection now, not one triggered by whatever came before
         start, cpu = time.perf_counter(), time.process_time()
         found = m.push(events) + m.flush()
         cpus.append(time.process_time() - cpu)
