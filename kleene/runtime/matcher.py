@@ -124,7 +124,7 @@ class Matcher:
         if len(batch):
             clean = self.validator.clean_types(batch)
             if self._vectorizable(batch, clean) and isinstance(self.engine, VectorCore):
-                self.engine.push_batch(self, batch, out)
+                self.engine.push_batch(self, batch, clean, out)
             elif self._vectorizable(batch, clean):
                 self._push_relevant(batch, clean, out)
             else:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, note, settings
+from hypothesis import given, note
 from hypothesis import strategies as st
 
 import kleene
 from kleene import oracle
 from kleene.lang import ast, parse
-from tests.property.test_engine_vs_oracle import _key, _same_value, check
+from tests.property.test_engine_vs_oracle import _key, _same_value
 from tests.property.vector_queries import vector_cases
 
 CONTIGUITY = [ast.Strategy.STRICT_CONTIGUITY, ast.Strategy.PARTITION_CONTIGUITY]
@@ -34,14 +34,23 @@ def _same(found: list[Any], want: dict[Any, dict[str, Any]]) -> None:
         assert all(_same_value(got[key][n], values[n]) for n in values), (got[key], values)
 
 
+def _matcher(q: kleene.Query, small: int, state: bytes | None = None) -> Any:
+    """A matcher whose batches below ``small`` events go event by event (stream mode)."""
+    m = q.matcher(state=state)
+    m.engine.small = small
+    return m
+
+
 @pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
 @pytest.mark.parametrize("strategy", CONTIGUITY, ids=lambda s: s.value)
-@settings(max_examples=150)
 @given(case=vector_cases())
 def test_vector_equals_oracle(
     case: tuple[str, list[dict[str, Any]]], strategy: ast.Strategy, output: ast.OutputFormat
 ) -> None:
-    check(*case, strategy, output, "vector")
+    text, events = case
+    note(text)
+    m = _matcher(kleene.compile(text, strategy=strategy, output=output, engine="vector"), 0)
+    _same(m.push(events) + m.flush(), _expect(text, events, strategy, output))
 
 
 @pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
@@ -51,20 +60,23 @@ def test_vector_equals_oracle(
     cuts=st.lists(st.integers(0, 14), max_size=4),
     resume=st.booleans(),
     arrow=st.booleans(),
+    small=st.sampled_from([0, 3, 64]),
 )
 def test_vector_batches_and_snapshots(
     case: tuple[str, list[dict[str, Any]]],
     cuts: list[int],
     resume: bool,
     arrow: bool,
+    small: int,
     strategy: ast.Strategy,
     output: ast.OutputFormat,
 ) -> None:
-    """Runs spanning batch boundaries are carried; a snapshot after each batch resumes."""
+    """Runs spanning batch boundaries are carried; a snapshot after each batch resumes;
+    batches below ``small`` events go through stream mode and back."""
     text, events = case
     note(text)
     q = kleene.compile(text, strategy=strategy, output=output, engine="vector")
-    m = q.matcher()
+    m = _matcher(q, small)
     found = []
     bounds = [0, *sorted(c for c in cuts if c <= len(events)), len(events)]
     for lo, hi in itertools.pairwise(bounds):
@@ -72,7 +84,7 @@ def test_vector_batches_and_snapshots(
             part = events[lo:hi]
             found += m.push(pa.Table.from_pylist(part) if arrow else part)
             if resume:
-                m = q.matcher(state=m.snapshot())
+                m = _matcher(q, small, m.snapshot())
     found += m.flush()
     _same(found, _expect(text, events, strategy, output))
 
@@ -95,7 +107,7 @@ def test_vector_per_event_path(
     at = events[bad % len(events)]
     broken = {**at, "id": "bad", "timestamp": None}  # rejected: no time
     stream = [*events[: bad % len(events)], broken, *events[bad % len(events) :]]
-    m = q.matcher()
+    m = _matcher(q, 0)
     cut = min(cut, len(stream))
     found = m.push(stream[:cut]) + m.push(pa.Table.from_pylist(stream[cut:])) + m.flush()
     assert m.rejected_count == 1

@@ -74,7 +74,8 @@ def test_same_matches_as_the_nfa_in_batches_and_after_snapshots(output: str, str
     q = kleene.compile(text, engine="vector", output=output, strategy=strategy)
     m = q.matcher()
     got = []
-    for lo in range(0, 600, 37):
+    for k, lo in enumerate(range(0, 600, 37)):
+        m.engine.small = 64 if k % 3 == 2 else 0  # every third batch in stream mode
         got += m.push(pa.Table.from_pylist(events[lo : lo + 37]))
         m = q.matcher(state=m.snapshot())
     got += m.flush()
@@ -111,6 +112,7 @@ def test_a_run_spanning_many_batches_is_carried_and_live_runs_stay_bounded() -> 
     events.append({"type": "B", "timestamp": 50, "k": 1, "v": 0})
     q = kleene.compile(text)
     m = q.matcher()
+    m.engine.small = 0  # every event a batch of its own, carried to the next
     got = []
     for e in events:
         got += m.push([e])
@@ -134,3 +136,17 @@ def test_prefilter_keeps_only_events_near_a_start_and_an_end() -> None:
     # its partition; the last 5 time units have no start before them
     assert kept == {1, 3, 5, 40, 41}
     assert ids(q.run(events)) == ids(kleene.compile(text, engine="merge").run(events))
+
+
+def test_small_pushes_go_event_by_event_through_the_nfa_engine() -> None:
+    events = stock(300)
+    q = kleene.compile(PEERS)
+    m = q.matcher()
+    got = []
+    for lo in range(0, 150, 10):
+        got += m.push(events[lo : lo + 10])
+        assert m.st.core.nfa is not None
+    got += m.push(pa.Table.from_pylist(events[150:300]))  # large: a whole batch
+    assert m.st.core.nfa is None
+    got += m.flush()
+    assert ids(got) == ids(kleene.compile(PEERS, engine="nfa").run(events))

@@ -7,9 +7,11 @@ admission has checked it): the carried tail of every partition and the batch for
 What stays alive (runs that later events may extend) is carried, as event tuples, from
 the earliest alive run's first event to its partition's last event.
 
-For batches that need per-event admission the matcher calls ``process`` per event, as
-with every core: the event joins its partition's tail, which is evaluated again, and the
-matches ending at the event are returned as completions.
+Batches that need per-event admission, and small batches (a stream pushed a few events
+at a time, where numpy's fixed costs would dominate), go event by event through the
+basic NFA^b engine (SIGMOD 2008, section 5.2.1): entering this *stream mode* replays the
+carried tails into it (their matches were reported already), and each partition keeps
+its events since its oldest live run, so that the next large batch can leave it again.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from kleene.events import EventBatch
 from kleene.lang.ast import OutputFormat
 from kleene.match import Match
 from kleene.runtime.core import Completion
+from kleene.runtime.nfa.engine import NfaEngine, NfaState
 from kleene.runtime.vector.frame import Carried, Frame
 from kleene.runtime.vector.masks import compute
 from kleene.runtime.vector.search import Found, search
@@ -35,12 +38,17 @@ if TYPE_CHECKING:
     from kleene.runtime.matcher import Matcher
 
 
+SMALL = 64  # batches of fewer events go event by event (stream mode)
+
+
 class VectorState:
-    """Per partition, the events of runs still alive (picklable)."""
+    """Per partition, the events of runs still alive; in stream mode also the NFA^b
+    engine's runs (picklable)."""
 
     def __init__(self) -> None:
         self.carry: dict[tuple[Any, ...], list[Carried]] = {}
         self.live = 0
+        self.nfa: NfaState | None = None
 
 
 class VectorCore:
@@ -52,18 +60,20 @@ class VectorCore:
         self.kleene = [c.kleene for c in self.shape.components]
         self.vars = [c.var for c in self.shape.components]
         self.max_runs = max_runs
+        self.nfa = NfaEngine(plan, max_runs)  # stream mode
+        self.small = SMALL
         self.make = _maker(self.vars)
 
     def new_state(self) -> VectorState:
         return VectorState()
 
     def live_runs(self, st: VectorState) -> int:
-        return st.live
+        return st.live if st.nfa is None else self.nfa.live_runs(st.nfa)
 
     def _search(self, frame: Frame, window: float | None) -> Found:
         return search(frame, compute(frame, self.shape, self.plan), self.kleene, window)
 
-    # --- the Core protocol (per-event admission) -----------------------------------
+    # --- the Core protocol: stream mode ------------------------------------------------
 
     def process(
         self,
@@ -73,47 +83,69 @@ class VectorCore:
         partition: tuple[Any, ...],
         window: float | None,
     ) -> list[Completion]:
+        if st.nfa is None:
+            st.nfa = self._replay(st, window)
         tail = st.carry.setdefault(partition, [])
         tail.append((position, e))
-        frame = Frame(self.plan, tail, single=True)
-        found = self._search(frame, window)
-        done = np.flatnonzero(found.end == frame.n - 1)
-        out = []
-        for m in done.tolist():
-            chosen = [
-                [(i, tail[i]) for i in range(int(f[m]), int(x[m]) + 1)]
-                for f, x in zip(found.first, found.last, strict=True)
-            ]
-            selections = [
-                (self._state(j, k), pos, ev[2], ev[1])
-                for j, elems in enumerate(chosen)
-                for k, (_, (pos, ev)) in enumerate(elems)
-            ]
-            events = [[ev for _, (_, ev) in elems] for elems in chosen]
-            out.append(Completion(partition, selections, self._vector(events)))
-        self._keep(st, {partition: tail}, frame, found)
-        return out
+        completions = self.nfa.process(st.nfa, e, position, partition, window)
+        self._trim(st, st.nfa, partition)
+        return completions
+
+    def _replay(self, st: VectorState, window: float | None) -> NfaState:
+        """Enter stream mode: the carried events rebuild the runs that are alive."""
+        nfa = self.nfa.new_state()
+        for partition, tail in st.carry.items():
+            for position, e in tail:
+                self.nfa.process(nfa, e, position, partition, window)  # reported before
+        return nfa
+
+    @staticmethod
+    def _trim(st: VectorState, nfa: NfaState, partition: tuple[Any, ...]) -> None:
+        """Keep a partition's events from its oldest live run on."""
+        runs = nfa.partitions.get(partition)
+        if not runs:
+            st.carry.pop(partition, None)
+            return
+        oldest = min(r[3] for r in runs)
+        tail = st.carry[partition]
+        if tail[0][0] < oldest:
+            st.carry[partition] = [c for c in tail if c[0] >= oldest]
 
     def sweep(self, st: VectorState, now: Any, window: float | None) -> None:
-        if window is None:
-            return
-        for partition in list(st.carry):
-            tail = [c for c in st.carry[partition] if now - c[1][1] <= window]
-            if tail:
-                st.carry[partition] = tail
-            else:
-                del st.carry[partition]
+        if st.nfa is not None:
+            self.nfa.sweep(st.nfa, now, window)
+            for partition in list(st.carry):
+                self._trim(st, st.nfa, partition)
+        elif window is not None:
+            for partition in list(st.carry):
+                tail = [c for c in st.carry[partition] if now - c[1][1] <= window]
+                if tail:
+                    st.carry[partition] = tail
+                else:
+                    del st.carry[partition]
 
     def drop_partition(self, st: VectorState, partition: tuple[Any, ...]) -> None:
         st.carry.pop(partition, None)
+        if st.nfa is not None:
+            self.nfa.drop_partition(st.nfa, partition)
 
     def flush(self, st: VectorState, window: float | None) -> list[Completion]:
         return []  # every match is reported at its last event
 
     # --- whole batches ----------------------------------------------------------------
 
-    def push_batch(self, matcher: Matcher, batch: EventBatch, out: list[Result]) -> None:
+    def push_batch(
+        self, matcher: Matcher, batch: EventBatch, clean: set[str], out: list[Result]
+    ) -> None:
         """Admit and evaluate a batch the matcher found clean and in order."""
+        st: VectorState = matcher.st.core
+        if len(batch) < self.small:
+            matcher._push_relevant(batch, clean, out)  # event by event: stream mode
+            return
+        if st.nfa is not None:  # leave stream mode: the carry is what its runs need
+            for partition in list(st.carry):
+                self._trim(st, st.nfa, partition)
+            st.nfa = None
         collecting = gc.isenabled()
         gc.disable()  # many small objects, none cyclic: spare the collector's passes
         try:
@@ -130,7 +162,7 @@ class VectorCore:
         carried = [c for tail in st.carry.values() for c in tail]
         frame = Frame(self.plan, carried, batch, base=mst.position)
         found = self._search(frame, matcher._window())
-        self._keep(st, None, frame, found)
+        self._keep(st, frame, found)
         new = np.flatnonzero(frame.is_new[found.end])
         if self.plan.output is OutputFormat.NON_OVERLAP:
             new = self._non_overlap(matcher, frame, found, new)
@@ -140,22 +172,9 @@ class VectorCore:
         mst.position += n
         mst.clock = batch.last_time()
 
-    def _keep(
-        self,
-        st: VectorState,
-        tails: dict[tuple[Any, ...], list[Carried]] | None,
-        frame: Frame,
-        found: Found,
-    ) -> None:
+    def _keep(self, st: VectorState, frame: Frame, found: Found) -> None:
         """Carry each partition's rows from its earliest alive run on."""
         st.live = len(found.alive)
-        if tails is not None:  # one partition, its tail is the frame
-            ((partition, tail),) = tails.items()
-            if len(found.alive):
-                del tail[: int(found.alive.min())]
-            else:
-                del st.carry[partition]
-            return
         st.carry = {}
         if not len(found.alive):
             return

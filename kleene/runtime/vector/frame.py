@@ -31,7 +31,6 @@ class Frame:
         carried: list[Carried],
         batch: EventBatch | None = None,
         base: int = 0,
-        single: bool = False,
     ) -> None:
         self.plan = plan
         self.carried = carried
@@ -42,7 +41,7 @@ class Frame:
         self._types: dict[str, np.ndarray] = {}
         self._numbers: dict[str, np.ndarray] = {}  # numeric batch columns without nulls
         self.key_codes: np.ndarray | None = None
-        if single or not plan.routed:
+        if not plan.routed:
             src = np.arange(total)
             seg = np.zeros(total, dtype=np.int64)
         else:
