@@ -127,7 +127,8 @@ class AstBuilder(Transformer[Token, ast.Program]):
     # --- query ----------------------------------------------------------------------
 
     def start(self, meta: Meta, children: list[Any]) -> ast.Program:
-        *definitions, body = [c for c in children if isinstance(c, ast.Node)]
+        definitions = [c for c in children if isinstance(c, ast.Definition)]
+        body = next(c for c in children if isinstance(c, ast.Union))
         seen: dict[str, ast.Definition] = {}
         for d in definitions:
             first = seen.get(d.name)
