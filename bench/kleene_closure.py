@@ -20,8 +20,12 @@ median time as a multiple of the basic NFA's in the same run; the plot shows sec
 against W on a log scale (a straight line: exponential growth) with the number of
 matches, which bounds what any engine that enumerates them must do.
 
+``--no-window-filter`` is an ablation: admission then keeps every event some state
+accepts, as before it learnt to drop events that lie too far from every possible start
+and end of a match (which spares every engine the runs that cannot complete).
+
     python -m bench.kleene_closure [--events N] [--windows 8,12,16] [--limit SECONDS]
-                                   [--repeat N]
+                                   [--repeat N] [--no-window-filter]
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
     began = time.perf_counter()
     while len(walls) < case.get("repeat", 1):
         m = q.matcher()
+        if case.get("no_window_filter"):
+            _without_window_filter(m)
         found = []
         gc.collect()  # a full collection now, not one triggered by whatever came before
         start, cpu = time.perf_counter(), time.process_time()
@@ -96,6 +102,17 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _without_window_filter(m: Any) -> None:
+    """Ablation: admission keeps every event some state accepts, as before the
+    prefilter learnt to drop events too far from any start and end event."""
+    relevant = m.prefilter.relevant
+
+    def by_state_only(batch: Any, clean: set[str], window: float | None = None) -> Any:
+        return relevant(batch, clean)
+
+    m.prefilter.relevant = by_state_only
+
+
 def main() -> None:
     from bench._common import RESULTS, machine, run_isolated, table
 
@@ -112,6 +129,11 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=5, help="repetitions per case (median reported)"
     )
+    parser.add_argument(
+        "--no-window-filter",
+        action="store_true",
+        help="ablation: admission does not drop events outside every start/end window",
+    )
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
     for predicate in PREDICATES:
@@ -126,6 +148,7 @@ def main() -> None:
                     "c_below": args.c_below,
                     "repeat": args.repeat,
                     "budget": args.limit / 10,
+                    "no_window_filter": args.no_window_filter,
                 }
                 if engine in slow:
                     rows.append({**case, "seconds": None})
@@ -140,7 +163,10 @@ def main() -> None:
                 if row["seconds"] is not None:
                     shown = f"{row['seconds']:.3f}s (cpu {row['cpu_s']:.3f}s, {row['reps']} reps)"
                 print(f"{predicate:11} W={window:3} {engine:14} {shown}", flush=True)
-    print(f"\nmachine: {machine()}; median of up to {args.repeat} repetitions\n")
+    print(f"\nmachine: {machine()}; median of up to {args.repeat} repetitions")
+    if args.no_window_filter:
+        print("ablation: no window prefilter at admission")
+    print()
     for row in rows:
         if row["seconds"] is None:
             row["seconds"] = f">{args.limit:.0f}"
@@ -163,7 +189,8 @@ def main() -> None:
         )
     )
     _speedups(rows)
-    _plot(rows, RESULTS / "kleene_closure.png")
+    suffix = "-no-window-filter" if args.no_window_filter else ""
+    _plot(rows, RESULTS / f"kleene_closure{suffix}.png")
 
 
 def _speedups(rows: list[dict[str, Any]]) -> None:
