@@ -159,15 +159,23 @@ class EventBatch:
         return self._cache["types_array"]
 
     def type_mask(self, types: Iterable[str]) -> np.ndarray:
-        """Which events have one of the given types, as a boolean array."""
-        wanted = list(types)
+        """Which events have one of the given types, as a boolean array (read-only:
+        it is computed once per batch and set of types)."""
+        wanted = sorted(set(types))
+        key = "type_mask:" + repr(wanted)
+        if key in self._cache:
+            return self._cache[key]
         if self.table is not None and self.fields.type_field in self.table.column_names:
             col = self.table.column(self.fields.type_field)
             found = pc.is_in(col, value_set=pa.array(wanted, type=col.type))
-            return found.to_numpy(zero_copy_only=False) & ~pc.is_null(col).to_numpy(
+            mask = found.to_numpy(zero_copy_only=False) & ~pc.is_null(col).to_numpy(
                 zero_copy_only=False
             )
-        return np.isin(self.types_array(), wanted)
+        else:
+            mask = np.isin(self.types_array(), wanted)
+        mask.flags.writeable = False
+        self._cache[key] = mask
+        return mask
 
     def present_types(self) -> set[Any]:
         """The distinct event types of the batch (None when some event has none)."""

@@ -89,20 +89,20 @@ class Prefilter:
             mask |= accepted
         if window is not None and len(batch):
             times = batch.times_array()
-            starts = times[np.any([accepts[i] for i in self.first], axis=0)]
-            ends = times[np.any([accepts[i] for i in self.last], axis=0)]
-            is_start = np.any([accepts[i] for i in self.first], axis=0)
-            is_end = np.any([accepts[i] for i in self.last], axis=0)
+            is_start = _any([accepts[i] for i in self.first])
+            is_end = _any([accepts[i] for i in self.last])
+            rows = np.flatnonzero(mask)  # only these need the test
+            t = times[rows]
             starts, ends = times[is_start], times[is_end]
-            near_start = times <= times[0] + window
+            near_start = t <= times[0] + window
             if len(starts):
-                after = np.searchsorted(starts, times, side="right") - 1
-                near_start |= (after >= 0) & (times - starts[np.maximum(after, 0)] <= window)
-            near_end = times + window >= times[-1]
+                after = np.searchsorted(starts, t, side="right") - 1
+                near_start |= (after >= 0) & (t - starts[np.maximum(after, 0)] <= window)
+            near_end = t + window >= times[-1]
             if len(ends):
-                before = np.minimum(np.searchsorted(ends, times, side="left"), len(ends) - 1)
-                near_end |= (ends[before] >= times) & (ends[before] - times <= window)
-            mask &= near_start & near_end
+                before = np.minimum(np.searchsorted(ends, t, side="left"), len(ends) - 1)
+                near_end |= (ends[before] >= t) & (ends[before] - t <= window)
+            mask[rows[~(near_start & near_end)]] = False
             if self.key_attrs:
                 mask &= self._same_partition(batch, times, mask, is_start, is_end, window)
         if self.always:
@@ -185,6 +185,13 @@ class Prefilter:
         return out
 
 
+def _any(masks: list[np.ndarray]) -> np.ndarray:
+    out = masks[0].copy()
+    for m in masks[1:]:
+        out |= m
+    return out
+
+
 def _conjunction(
     properties: Sequence[ast.Expr], var: str, batch: EventBatch, rows: np.ndarray
 ) -> np.ndarray:
@@ -218,7 +225,8 @@ def _column(attr: str, batch: EventBatch, rows: np.ndarray) -> Value:
     if attr == "id":
         return as_value(batch.ids_at(rows))
     if batch.kind(attr) is not None:
-        return as_value(batch.array(attr)[rows], python)
+        values = batch.array(attr)
+        return as_value(values if len(rows) == len(values) else values[rows], python)
     if batch.table is not None and attr in batch.table.column_names:
         col = batch.table.column(attr).take(rows)  # other types may lack it
         if not col.null_count and (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
