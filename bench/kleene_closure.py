@@ -14,11 +14,11 @@ max(b[..i-1].v)``), varying the window W. Engines compared side by side in one r
 Each case runs in a fresh process with a time limit and is repeated ``--repeat`` times
 in it (fewer when one repetition takes more than a tenth of the limit); it reports the
 median wall and CPU seconds (each repetition starts after a full garbage collection,
-so that none is owed to the imports), events per second, peak live runs, matches, the share of
-time spent constructing results, and peak RSS. The speed-up table gives each engine's
-median time as a multiple of the basic NFA's in the same run; the plot shows seconds
-against W on a log scale (a straight line: exponential growth) with the number of
-matches, which bounds what any engine that enumerates them must do.
+so that none is owed to the imports), events per second, peak live runs, matches, the
+share of time spent constructing results, and peak RSS. The speed-up table gives each
+engine's median time as a multiple of the basic NFA's in the same run; the plot shows
+CPU seconds against W on a log scale (a straight line: exponential growth) with the
+number of matches, which bounds what any engine that enumerates them must do.
 
 ``--no-window-filter`` is an ablation: admission then keeps every event some state
 accepts, as before it learnt to drop events that lie too far from every possible start
@@ -212,8 +212,8 @@ def _speedups(rows: list[dict[str, Any]]) -> None:
 
 
 def _plot(rows: list[dict[str, Any]], path: Any) -> None:
-    """Median seconds against W (log scale: exponential growth is a straight line), and
-    the number of matches on a second axis."""
+    """Median CPU seconds against W (log scale: exponential growth is a straight line;
+    CPU, as the machines are shared), and the number of matches on a second axis."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -223,7 +223,7 @@ def _plot(rows: list[dict[str, Any]], path: Any) -> None:
     for ax, predicate in zip(axes, PREDICATES, strict=True):
         for engine in ENGINES:
             pts = [
-                (r["window"], r["seconds"])
+                (r["window"], r["cpu_s"])
                 for r in rows
                 if r["predicate"] == predicate
                 and r["engine"] == engine
@@ -245,7 +245,7 @@ def _plot(rows: list[dict[str, Any]], path: Any) -> None:
             twin.set_ylabel("matches (dotted)")
         ax.set_yscale("log")
         ax.set_xlabel("window W")
-        ax.set_ylabel("median seconds (log)")
+        ax.set_ylabel("median CPU seconds (log)")
         ax.set_title(f"seq(A, B+, C), {predicate} consistent")
         ax.grid(alpha=0.3)
     axes[0].legend(loc="upper left")
