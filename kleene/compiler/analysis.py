@@ -78,8 +78,48 @@ def place(expr: ast.Expr, pattern: ast.Seq) -> Placement:
         return Placement(0, Phase.FIRST, previous, negated=max(negated, key=order.__getitem__))
     if not refs:
         return Placement(0, Phase.FIRST)
-    last = max((positive.index(r.var), ref_phase(r)) for r in refs)
+    groups = {m.var: g for g in multi_groups(pattern) for m in g}
+    iterating = [r for r in refs if ref_phase(r) is Phase.EACH]
+    if iterating and iterating[0].var in groups:
+        # iteration i of SEQ(...)+ (SIGMOD 2014, 2.1): checked at the latest member
+        # whose i-th (or first) event it reads; validation keeps [i-1] to it and later
+        members = [m.var for m in groups[iterating[0].var]]
+        anchor = max(
+            (
+                members.index(r.var)
+                for r in refs
+                if isinstance(r, ast.AttrRef)
+                and r.var in members
+                and r.index in (ast.IndexKind.CURRENT, ast.IndexKind.FIRST)
+            ),
+            default=0,
+        )
+        return Placement(positive.index(members[anchor]), Phase.EACH, previous)
+
+    def location(r: ast.AttrRef | ast.LenRef | ast.Aggregate) -> tuple[int, Phase]:
+        phase = ref_phase(r)
+        if phase is Phase.END and r.var in groups:  # a group ends as a whole
+            return positive.index(groups[r.var][-1].var), phase
+        return positive.index(r.var), phase
+
+    last = max(location(r) for r in refs)
     return Placement(last[0], last[1], previous)
+
+
+def multi_groups(pattern: ast.Seq) -> list[tuple[ast.Component, ...]]:
+    """The groups ``SEQ(...)+`` of two or more members (one member is a Kleene var)."""
+    return [g for g in pattern.kleene_groups() if len(g) > 1]
+
+
+def _per_iteration(left: ast.Expr, right: ast.Expr, pattern: ast.Seq) -> bool:
+    """``b[i].x = c[i].x`` within a group ties each iteration's pair, not all elements."""
+    grouped = {m.var for g in multi_groups(pattern) for m in g}
+    return all(
+        isinstance(side, ast.AttrRef)
+        and side.var in grouped
+        and side.index is ast.IndexKind.CURRENT
+        for side in (left, right)
+    )
 
 
 def expand_equivalence(test: ast.Equivalence, query: ast.Query) -> list[ast.Expr]:
@@ -152,6 +192,7 @@ def _uniform(conjuncts: list[ast.Expr], pattern: ast.Seq) -> set[tuple[str, str]
         and e.op is ast.BinOp.EQ
         and isinstance(e.left, ast.AttrRef)
         and isinstance(e.right, ast.AttrRef)
+        and not _per_iteration(e.left, e.right, pattern)
     ]
     changed = True
     while changed:
@@ -206,7 +247,11 @@ def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> Partitio
     negated = {c.var for c in pattern.negative}
     equalities = []
     for expr in conjuncts:
-        if isinstance(expr, ast.Binary) and expr.op is ast.BinOp.EQ:
+        if (
+            isinstance(expr, ast.Binary)
+            and expr.op is ast.BinOp.EQ
+            and not _per_iteration(expr.left, expr.right, pattern)
+        ):
             left = _whole_ref(expr.left, pattern, uniform)
             right = _whole_ref(expr.right, pattern, uniform)
             if left and right and left[0] != right[0]:

@@ -20,9 +20,11 @@ from kleene.compiler.analysis import (
     expand_equivalence,
     infer_partition_key,
     is_key_equality,
+    multi_groups,
     place,
 )
 from kleene.compiler.consistency import classify
+from kleene.compiler.groups import Edge, Link, check_groups
 from kleene.compiler.plan import NegatedEvent, Negation, Plan, State
 from kleene.compiler.slots import Slot, SlotLayout
 from kleene.lang import ast
@@ -68,26 +70,8 @@ def build_plan(
     }
     attributes = sorted(set().union(*used.values()) | _key_attrs(key))
 
-    # Edge contexts; each entry: (state kind, component index, conjunct list)
-    edges: list[tuple[str, int, ast.Component, list[ast.Expr], list[ast.Expr]]] = []
-    for ci, comp in enumerate(positive):
-        placed = [
-            c for c in conjuncts if c.placement.negated is None and c.placement.component == ci
-        ]
-        live = [c for c in placed if not c.key_equality]
-        first = [c.expr for c in live if c.placement.phase is Phase.FIRST]
-        each = [c.expr for c in live if c.placement.phase is Phase.EACH]
-        end = [c.expr for c in live if c.placement.phase is Phase.END]
-        if not comp.kleene:
-            edges.append(("single", ci, comp, first + each, []))
-        else:
-            at_first = first + [
-                c.expr
-                for c in live
-                if c.placement.phase is Phase.EACH and not c.placement.needs_previous
-            ]
-            edges.append(("first", ci, comp, at_first, []))
-            edges.append(("rest", ci, comp, each, end))
+    check_groups(pattern, strategy, text)
+    edges, links = _edges(positive, conjuncts, multi_groups(pattern))
 
     # Gather the slots every formula reads, then lay out V.
     needed: list[Slot] = []
@@ -121,6 +105,9 @@ def build_plan(
         later |= {layout.index(s) for s in reads}
         masks.append(tuple(sorted(later)))
     masks.reverse()
+    for k, (_then, _exit, head) in enumerate(links):
+        if head is not None:  # a group's loop: every rest state reads what its head does
+            masks[k] = masks[head]
 
     def attr_index(attr: str) -> int:
         return 3 + attributes.index(attr)
@@ -153,7 +140,7 @@ def build_plan(
             else []
         )
         proceed = None
-        if kind == "rest":
+        if kind == "rest" and links[index][2] is None:  # the loop head proceeds
             pctx = codegen.Context(None, "rest", slot_code, attr_index)
             proceed = _proceed_function(f"proceed_{index}", end, pctx)
         states.append(
@@ -174,6 +161,8 @@ def build_plan(
                 property_text=tuple(_text(c) for c in properties),
                 edge_text=tuple(_text(c) for c in conds[len(properties) :]),
                 proceed_text=tuple(_text(c) for c in end),
+                then=links[index][0],
+                exit=links[index][1],
             )
         )
 
@@ -228,7 +217,71 @@ def build_plan(
         merge_masks=tuple(masks),
         positive_vars=tuple(c.var for c in positive),
         kleene_vars=frozenset(c.var for c in positive if c.kleene),
+        groups=tuple(tuple(m.var for m in g) for g in multi_groups(pattern)),
     )
+
+
+def _edges(
+    positive: tuple[ast.Component, ...],
+    conjuncts: list[Conjunct],
+    groups: list[tuple[ast.Component, ...]],
+) -> tuple[list[Edge], list[Link]]:
+    """The states (step 1) with the conjuncts placed on them (step 2), and each state's
+    successors: one state per single variable; per Kleene variable, or group
+    ``SEQ(T1 v1, ..., Tm vm)+`` of m members (SIGMOD 2014, 2.1), m first-iteration
+    states v1[1]..vm[1] and m loop states v1[i]..vm[i], the proceed edge at v1[i]."""
+    member_of = {m.var: g for g in groups for m in g}
+    edges: list[Edge] = []
+    spans: list[tuple[int, int]] = []  # per state: (first state of its unit, unit size)
+    ci = 0
+    while ci < len(positive):
+        comp = positive[ci]
+        unit = member_of.get(comp.var, (comp,))
+        live = [
+            c
+            for c in conjuncts
+            if c.placement.negated is None
+            and ci <= c.placement.component < ci + len(unit)
+            and not c.key_equality
+        ]
+
+        def at(k: int, phase: Phase, live: list[Conjunct] = live, ci: int = ci) -> list[Conjunct]:
+            return [
+                c for c in live if c.placement.component == ci + k and c.placement.phase is phase
+            ]
+
+        if not comp.kleene:
+            edges.append(
+                ("single", ci, comp, [c.expr for c in at(0, Phase.FIRST) + at(0, Phase.EACH)], [])
+            )
+            spans.append((len(edges) - 1, 0))
+            ci += 1
+            continue
+        start = len(edges)
+        for k, member in enumerate(unit):
+            first = at(k, Phase.FIRST) + [
+                c for c in at(k, Phase.EACH) if not c.placement.needs_previous
+            ]
+            edges.append(("first", ci + k, member, [c.expr for c in first], []))
+        end = [c.expr for c in live if c.placement.phase is Phase.END]
+        for k, member in enumerate(unit):
+            each = [c.expr for c in at(k, Phase.EACH)]
+            edges.append(("rest", ci + k, member, each, end if k == 0 else []))
+        spans += [(start, len(unit))] * (2 * len(unit))
+        ci += len(unit)
+    links: list[Link] = []
+    for index, (start, size) in enumerate(spans):
+        after = start + 2 * size if size else start + 1
+        exit_ = after if after < len(edges) else None
+        if size == 0:
+            links.append((exit_, None, None))
+            continue
+        head = start + size
+        # first iteration v_j[1] -> v_j+1[1], v_m[1] -> v_1[i]; loop v_j[i] -> v_j+1[i],
+        # v_m[i] -> v_1[i]
+        then = index + 1 if index < head + size - 1 else head
+        links.append((then, exit_ if index == head else None, head if index > head else None))
+    return edges, links
 
 
 def _key_attrs(key: Any) -> set[str]:

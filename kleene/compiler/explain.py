@@ -34,15 +34,14 @@ def explain_plan(plan: Plan) -> str:
         edge_name = "take" if s.kind == "rest" else "begin"
         formula = _conj((f"type = {s.event_type}", *s.property_text, *s.edge_text))
         lines.append(f"  [{s.index}] {s.name}  ({s.event_type})")
-        target = s.index if s.kind == "rest" else s.index + 1
-        target_name = "F" if s.last and s.kind == "single" else f"[{target}]"
+        target_name = "F" if s.then is None else f"[{s.then}]"
         lines.append(f"      {edge_name} -> {target_name}: {formula}{window}")
         if s.property_text:
             lines.append(f"          single-event properties: {_conj(s.property_text)}")
         if s.edge_text:
             lines.append(f"          relationships: {_conj(s.edge_text)}")
-        if s.kind == "rest":
-            nxt = "F (epsilon)" if s.last else f"[{s.index + 1}] (peeking at its begin)"
+        if s.proceed is not None:
+            nxt = "F (epsilon)" if s.exit is None else f"[{s.exit}] (peeking at its begin)"
             lines.append(f"      proceed -> {nxt}: {_conj(s.proceed_text)}")
         if s.index > 0 or s.kind == "rest":
             ignore = _IGNORE[plan.strategy].format(edge=formula)

@@ -49,6 +49,8 @@ class State:
     property_text: tuple[str, ...]
     edge_text: tuple[str, ...]  # its relationships (they read the state vector)
     proceed_text: tuple[str, ...]
+    then: int | None = None
+    exit: int | None = None
 
     @property
     def name(self) -> str:
@@ -117,6 +119,7 @@ class Plan:
     merge_masks: tuple[tuple[int, ...], ...]  # per state: V columns it and later states read
     positive_vars: tuple[str, ...]
     kleene_vars: frozenset[str]
+    groups: tuple[tuple[str, ...], ...] = ()  # members of each SEQ(...)+ of 2+ members
 
     @property
     def initial_vector(self) -> StateVector:

@@ -214,7 +214,8 @@ def _components(pattern: ast.Seq) -> str:
             parts.append(_component(c))
         elif c.group == index:
             members = [m for m in pattern.components if m.group == index]
-            parts.append("~SEQ(" + ", ".join(f"{m.event_type} {m.var}" for m in members) + ")")
+            inner = ", ".join(f"{m.event_type} {m.var}" for m in members)
+            parts.append(f"~SEQ({inner})" if c.negated else f"SEQ({inner})+")
     return ", ".join(parts)
 
 

@@ -17,6 +17,7 @@ from kleene.errors import QuerySyntaxError
 _WORDS = {
     "PATTERN": "PATTERN",
     "SEQ": "SEQ(...)",
+    "SEQ_GROUP": "SEQ(...)+",
     "WHERE": "WHERE",
     "WITHIN": "WITHIN",
     "RETURN": "RETURN",
@@ -96,6 +97,8 @@ def describe_expected(expected: Collection[str]) -> str:
     if "I" in left:  # inside a[...]
         phrases.append("an index: 1, i, i-1 or the variable's LEN as in a[a.LEN]")
         left -= {"I", "NUMBER", "NAME"}
+    if {"SEQ", "SEQ_GROUP"} <= left:  # after PATTERN: SEQ(...) says it
+        left.discard("SEQ_GROUP")
     if {"NAME", "NEG_MARK"} <= left:
         phrases.append(_COMPONENT)
         left -= {"NAME", "NEG_MARK"}

@@ -95,16 +95,28 @@ class _NegatedSeq:
     span: ast.Span
 
 
-def _flatten(parts: Sequence[ast.Component | _NegatedSeq]) -> tuple[ast.Component, ...]:
+@dataclass(frozen=True)
+class _KleeneSeq:
+    """The members of ``SEQ(...)+`` until the pattern numbers their group."""
+
+    members: tuple[ast.Component, ...]
+    span: ast.Span
+
+
+_Part = ast.Component | _NegatedSeq | _KleeneSeq
+
+
+def _flatten(parts: Sequence[_Part]) -> tuple[ast.Component, ...]:
     out: list[ast.Component] = []
     for part in parts:
         if isinstance(part, ast.Component):
             out.append(part)
             continue
         group = len(out)
+        negated = isinstance(part, _NegatedSeq)
         for k, member in enumerate(part.members):
-            span = part.span if k == 0 else member.span
-            out.append(replace(member, negated=True, group=group, span=span))
+            span = part.span if k == 0 and negated else member.span
+            out.append(replace(member, negated=negated, kleene=not negated, group=group, span=span))
     return tuple(out)
 
 
@@ -199,7 +211,7 @@ class AstBuilder(Transformer[Token, ast.Program]):
     # --- pattern --------------------------------------------------------------------
 
     def seq_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq:
-        parts = [c for c in children if isinstance(c, ast.Component | _NegatedSeq)]
+        parts = [c for c in children if isinstance(c, ast.Component | _NegatedSeq | _KleeneSeq)]
         return ast.Seq(_flatten(parts), span=_tspan(children[1]))
 
     def single_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq:
@@ -229,9 +241,9 @@ class AstBuilder(Transformer[Token, ast.Program]):
         """``~SEQ(B b, C c)``: no b followed by c in the gap (SIGMOD 2014, section 2.1)."""
         members: list[ast.Component] = []
         for part in children:
-            if not isinstance(part, ast.Component | _NegatedSeq):
+            if not isinstance(part, ast.Component | _NegatedSeq | _KleeneSeq):
                 continue
-            if isinstance(part, _NegatedSeq) or part.kleene or part.negated:
+            if not isinstance(part, ast.Component) or part.kleene or part.negated:
                 raise self._error(
                     "a negated SEQ may hold only single events like 'B b', not Kleene "
                     "variables or negations",
@@ -239,6 +251,21 @@ class AstBuilder(Transformer[Token, ast.Program]):
                 )
             members.append(part)
         return _NegatedSeq(tuple(members), _span(meta))
+
+    def kleene_seq(self, meta: Meta, children: list[Any]) -> _KleeneSeq:
+        """``SEQ(B b, C c)+``: one or more iterations of b then c (SIGMOD 2014, 2.1)."""
+        members: list[ast.Component] = []
+        for part in children:
+            if not isinstance(part, ast.Component | _NegatedSeq | _KleeneSeq):
+                continue
+            if not isinstance(part, ast.Component) or part.kleene or part.negated:
+                raise self._error(
+                    "a SEQ(...)+ group may hold only single events like 'B b', not Kleene "
+                    "variables, negations or nested groups",
+                    part.span,
+                )
+            members.append(part)
+        return _KleeneSeq(tuple(members), _span(meta))
 
     # --- clauses --------------------------------------------------------------------
 

@@ -43,6 +43,13 @@ def _is_iterator(ref: Reference) -> bool:
     return isinstance(ref, ast.Aggregate) and ref.range is ast.AggRange.BEFORE_CURRENT
 
 
+def _looks_back(ref: Reference) -> bool:
+    """``v[i-1]`` or ``f(v[..i-1].x)``: the elements before the current one."""
+    if isinstance(ref, ast.AttrRef):
+        return ref.index is ast.IndexKind.PREVIOUS
+    return isinstance(ref, ast.Aggregate) and ref.range is ast.AggRange.BEFORE_CURRENT
+
+
 def _is_whole_array(ref: Reference) -> bool:
     """``v[v.LEN]``, ``v.LEN`` or ``f(v[].x)``: known only once v has ended."""
     if isinstance(ref, ast.AttrRef):
@@ -180,41 +187,77 @@ class _Validator:
                 conjunct.span,
             )
 
+    def _unit(self, var: str) -> tuple[ast.Component, ...]:
+        """What ``var[i]`` iterates over: its SEQ(...)+ group, or the variable alone."""
+        return self.query.pattern.group_of(var) or (self.components[var],)
+
     def check_iteration(self, refs: list[Reference]) -> None:
-        """A conjunct with ``v[i]`` holds for every element of one Kleene variable v and
-        may look only at variables before v and at ``v[1]`` (docs/semantics.md)."""
-        iterated: ast.Component | None = None
+        """A conjunct with ``v[i]`` holds for every element of one Kleene variable v (or
+        every iteration of one group ``SEQ(...)+``, SIGMOD 2014 section 2.1) and may look
+        only at variables before it and at ``v[1]`` (docs/semantics.md)."""
+        unit: tuple[ast.Component, ...] | None = None
+        seen = ""
         for ref in refs:
             if not _is_iterator(ref):
                 continue
-            if iterated is None:
-                iterated = self.components[ref.var]
-            elif ref.var != iterated.var:
+            if unit is None:
+                unit, seen = self._unit(ref.var), ref.var
+            elif ref.var not in {m.var for m in unit}:
                 self.fail(
-                    f"a conjunct may iterate over one Kleene variable only, but it uses "
-                    f"{iterated.var}[i] and {ref.var}[i]; split it into separate conditions",
+                    "a conjunct may iterate over one Kleene variable only (or one "
+                    f"SEQ(...)+ group), but it uses {seen}[i] and {ref.var}[i]; split it "
+                    "into separate conditions",
                     ref.span,
                 )
-        if iterated is None:
+        if unit is None:
             return
-        v = iterated.var
+        members = [m.var for m in unit]
+        v = members[0] if len(members) == 1 else "SEQ(" + ", ".join(members) + ")+"
+        on = f"{v}[i]" if len(members) == 1 else f"iteration i of {v}"
         for ref in refs:
             component = self.components[ref.var]
             if component.negated:
                 self.fail(
-                    f"the negated variable {ref.var} cannot appear in a condition on {v}[i]",
+                    f"the negated variable {ref.var} cannot appear in a condition on {on}",
                     ref.span,
                 )
-            if ref.var == v and _is_whole_array(ref):
+            if ref.var in members and _is_whole_array(ref):
                 self.fail(
                     f"{expr_to_text(ref)} is known only when {v} has ended, so it cannot be "
-                    f"used in a condition on {v}[i]",
+                    f"used in a condition on {on}",
                     ref.span,
                 )
-            if self.position[ref.var] > self.position[v]:
+            if ref.var not in members and self.position[ref.var] > self.position[members[0]]:
                 self.fail(
-                    f"a condition on {v}[i] may only use variables before {v} in the "
+                    f"a condition on {on} may only use variables before {v} in the "
                     f"pattern, but {ref.var} comes after {v}",
+                    ref.span,
+                )
+        if len(members) > 1:
+            self.check_group_order(refs, members)
+
+    def check_group_order(self, refs: list[Reference], members: list[str]) -> None:
+        """A condition on iteration i of a group is checked when the latest member it
+        uses at i (``vk[i]`` or ``vk[1]``) is selected; there, earlier members already
+        hold their i-th event, so ``vj[i-1]`` and ``f(vj[..i-1])`` need j >= k."""
+        rank = {m: k for k, m in enumerate(members)}
+        anchor = max(
+            (
+                rank[r.var]
+                for r in refs
+                if isinstance(r, ast.AttrRef)
+                and r.var in rank
+                and r.index in (ast.IndexKind.CURRENT, ast.IndexKind.FIRST)
+            ),
+            default=0,
+        )
+        for ref in refs:
+            if ref.var in rank and _looks_back(ref) and rank[ref.var] < anchor:
+                at = members[anchor]
+                self.fail(
+                    f"{expr_to_text(ref)} cannot be used in a condition checked at "
+                    f"{at}[i]: by then {ref.var}[i] is selected; in a SEQ(...)+ group, "
+                    f"[i-1] and [..i-1] may refer only to {at} and the members after it",
                     ref.span,
                 )
 

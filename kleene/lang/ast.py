@@ -188,7 +188,10 @@ class Component(Node):
     The members of a negated nested sequence ``~SEQ(B b, C c)`` (SIGMOD 2014, section
     2.1: negation applied to a pattern) are consecutive negated components sharing
     ``group``, the index of the group's first member in the pattern; a lone negated
-    component has ``group`` None.
+    component has ``group`` None. Likewise the members of a positive nested Kleene
+    sequence ``SEQ(B b, C c)+`` (SIGMOD 2014, section 2.1: Kleene closure of a pattern)
+    are consecutive components with ``kleene`` True sharing ``group``; a Kleene variable
+    ``T+ v[]`` has ``group`` None.
     """
 
     event_type: str
@@ -226,6 +229,18 @@ class Seq(Node):
             else:
                 groups.append((c,))
         return groups
+
+    def kleene_groups(self) -> list[tuple[Component, ...]]:
+        """The members of each positive group ``SEQ(...)+``, in pattern order."""
+        groups: dict[int, tuple[Component, ...]] = {}
+        for c in self.components:
+            if c.kleene and c.group is not None:
+                groups[c.group] = (*groups.get(c.group, ()), c)
+        return list(groups.values())
+
+    def group_of(self, var: str) -> tuple[Component, ...] | None:
+        """The members of the positive group ``var`` belongs to, or None."""
+        return next((g for g in self.kleene_groups() if any(m.var == var for m in g)), None)
 
 
 # --- clauses -----------------------------------------------------------------------

@@ -43,6 +43,10 @@ Readings taken where docs/semantics.md leaves room (the engine must agree):
   attributes is not a key.
 * Non-overlap is applied per inferred partition, after the negation filter; strict
   contiguity treats the whole stream as one partition (SIGMOD 2008, section 2).
+* A group ``SEQ(T1 v1, ..., Tm vm)+`` (SIGMOD 2014, section 2.1) is enumerated straight
+  from its definition: n >= 1 iterations interleaved in stream order, one event per
+  member each, every member's ``[i]`` bound to the same iteration i. It is defined
+  under skip till any match only.
 * Matches come out ordered by (last position, first position, positions in pattern
   order); selections of the very same events split differently among Kleene variables
   are ordered by each variable's positions compared as tuples in pattern order (v=(0,),
@@ -55,6 +59,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kleene.errors import QueryError
 from kleene.lang import ast, expr_to_text
 from kleene.oracle._analysis import Plan, Selection, analyse
 from kleene.oracle._negation import survives_negation
@@ -114,6 +119,8 @@ def evaluate(
     stream = load_stream(events, type_field=type_field, time_field=time_field, id_field=id_field)
     if strategy is ast.Strategy.SKIP_TILL_ANY_MATCH:
         found = valid_selections(plan, stream)
+    elif plan.group_root:
+        raise QueryError("a SEQ(...)+ group is defined under skip_till_any_match only")
     else:
         found = nfa_matches(plan, stream, strategy, key)
     unique = {match_order(s): s for s in found}

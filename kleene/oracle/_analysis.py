@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
@@ -76,6 +76,16 @@ class Plan:
     negation: tuple[Conjunct, ...]  # each mentions one negation group (negation_group)
     window: float | None
     returns: tuple[ast.ReturnItem, ...]
+    #: member -> first member, for each group SEQ(T1 v1, ..., Tm vm)+ with m >= 2
+    group_root: Mapping[str, str] = field(default_factory=dict)
+
+    def group_at(self, component: int) -> int:
+        """How many positive components from ``component`` on form one unit: the
+        members of the group starting there, else 1."""
+        root = self.group_root.get(self.positive[component].var)
+        if root is None:
+            return 1
+        return sum(1 for c in self.positive if self.group_root.get(c.var) == root)
 
     def at(self, component: int, phase: Phase) -> tuple[Conjunct, ...]:
         """The conjuncts whose last identifier is instantiated at this location."""
@@ -127,7 +137,8 @@ def analyse(query: ast.Query) -> Plan:
             clauses.extend(to_cnf(item))
     position = {c.var: k for k, c in enumerate(positive)}
     negated = {c.var: negation_group(c, components) for c in negative}
-    conjuncts = [_conjunct(clause, position, kleene, negated) for clause in clauses]
+    root = _group_roots(components)
+    conjuncts = [_conjunct(clause, position, kleene, negated, root) for clause in clauses]
     for returned in query.returns:
         _check_return(returned.expr, position, kleene)
     return Plan(
@@ -139,7 +150,18 @@ def analyse(query: ast.Query) -> Plan:
         negation=tuple(c for c in conjuncts if c.negated is not None),
         window=window_size(query.within),
         returns=query.returns,
+        group_root=root,
     )
+
+
+def _group_roots(components: Sequence[ast.Component]) -> dict[str, str]:
+    """Each member of a positive group ``SEQ(...)+`` of two or more members (SIGMOD
+    2014, section 2.1) -> the group's first member: all iterate together over i."""
+    members: dict[int, list[str]] = {}
+    for c in components:
+        if c.kleene and c.group is not None and not c.negated:
+            members.setdefault(c.group, []).append(c.var)
+    return {v: group[0] for group in members.values() if len(group) > 1 for v in group}
 
 
 def _scope_vars(query: ast.Query) -> set[str]:
@@ -233,13 +255,18 @@ def negation_group(component: ast.Component, components: Sequence[ast.Component]
 
 
 def _conjunct(
-    expr: ast.Expr, position: Mapping[str, int], kleene: frozenset[str], negated: Mapping[str, str]
+    expr: ast.Expr,
+    position: Mapping[str, int],
+    kleene: frozenset[str],
+    negated: Mapping[str, str],
+    root: Mapping[str, str],
 ) -> Conjunct:
     refs = _references(expr)
     known = set(position) | set(negated)
     for ref in refs:
         _check_reference(ref, known, kleene)
-    iterators = {r.var for r in refs if _is_iterating(r)}
+    # a group's members share the index i: the iterator is the group (its first member)
+    iterators = {root.get(r.var, r.var) for r in refs if _is_iterating(r)}
     if len(iterators) > 1:
         raise QueryError(f"a conjunct may iterate over one Kleene variable: {sorted(iterators)}")
     iterator = next(iter(iterators), None)

@@ -13,8 +13,9 @@ from kleene.oracle._partition import PartitionKey
 
 
 def positions(selection: Selection) -> tuple[int, ...]:
-    """The positions of all selected events, in pattern order."""
-    return tuple(e.position for chosen in selection for e in chosen)
+    """The positions of all selected events, in pattern order (a group's members
+    interleaved by iteration): ascending."""
+    return tuple(sorted(e.position for chosen in selection for e in chosen))
 
 
 def match_order(

@@ -139,8 +139,14 @@ def _all_elements_equal(classes: _Classes, var: str, attr: str) -> bool:
     return classes.union(each, (var, attr, _Part.LAST)) or changed
 
 
-def _tie(classes: _Classes, left: ast.AttrRef, right: ast.AttrRef) -> None:
+def _tie(classes: _Classes, left: ast.AttrRef, right: ast.AttrRef, root: dict[str, str]) -> None:
     indices = {left.index, right.index}
+    if (
+        indices == {ast.IndexKind.CURRENT}
+        and left.var in root
+        and root[left.var] == root.get(right.var)
+    ):
+        return  # b[i].x = c[i].x in one group SEQ(...)+ ties each iteration, not all events
     same_array = left.var == right.var and left.attr == right.attr
     consecutive_or_first = {ast.IndexKind.FIRST, ast.IndexKind.PREVIOUS}
     if same_array and ast.IndexKind.CURRENT in indices and indices & consecutive_or_first:
@@ -180,7 +186,7 @@ def infer_key(plan: Plan) -> PartitionKey:
     """The partition key of the query (docs/semantics.md, "Partitions")."""
     classes = _Classes()
     for left, right in _equalities(plan):
-        _tie(classes, left, right)
+        _tie(classes, left, right, dict(plan.group_root))
     _close(classes)
     found = []
     for group in classes.groups():

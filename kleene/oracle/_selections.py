@@ -3,8 +3,10 @@ positive pattern"): under skip till any match every valid selection is a match
 (SIGMOD 2008, section 2; SIGMOD 2014, section 4, Figure 3, S3).
 
 A selection gives every positive variable events of its type — one to a single
-variable, one or more to a Kleene variable — with strictly increasing positions in
-pattern order. It is valid when every conjunct over positive variables holds (with the
+variable, one or more to a Kleene variable, n >= 1 to every member of a group
+``SEQ(T1 v1, ..., Tm vm)+`` (SIGMOD 2014, section 2.1) — with strictly increasing
+positions in pattern order, a group's iterations in turn: v1[1] < ... < vm[1] < v1[2]
+< ... < vm[n]. It is valid when every conjunct over positive variables holds (with the
 iterator rule) and, with WITHIN W, its last time minus its first time is at most W.
 
 The enumeration tries every such assignment. Two cuts keep it small without changing
@@ -31,8 +33,8 @@ def is_valid(plan: Plan, selection: Selection) -> bool:
             return False
         if any(e.type != component.event_type for e in chosen):
             return False
-    events = [e for chosen in selection for e in chosen]
-    if any(a.position >= b.position for a, b in pairwise(events)):
+    events = in_pattern_order(plan, selection)
+    if not events or any(a.position >= b.position for a, b in pairwise(events)):
         return False
     if not plan.within(events[0], events[-1]):
         return False
@@ -40,18 +42,68 @@ def is_valid(plan: Plan, selection: Selection) -> bool:
     return all(c.holds(scope) for c in plan.conjuncts)
 
 
-def _settled(plan: Plan, selection: Selection) -> bool:
-    """The conjuncts whose last identifier belongs to the component just completed hold."""
+def in_pattern_order(plan: Plan, selection: Selection) -> list[Event]:
+    """The selected events in pattern order, a group's members interleaved by
+    iteration; [] when a group's members differ in length."""
+    events: list[Event] = []
+    k = 0
+    while k < len(selection):
+        size = plan.group_at(k)
+        members = selection[k : k + size]
+        if len({len(m) for m in members}) != 1:
+            return []
+        events += [e for iteration in zip(*members, strict=True) for e in iteration]
+        k += size
+    return events
+
+
+def _settled(plan: Plan, selection: Selection, completed: range) -> bool:
+    """The conjuncts whose last identifier belongs to the components just completed hold."""
     scope = plan.scope(selection)
-    completed = len(selection) - 1
     return all(
         c.holds(scope)
         for c in plan.conjuncts
-        if c.location is not None and c.location[0] == completed
+        if c.location is not None and c.location[0] in completed
     )
 
 
+def _iterations(
+    plan: Plan, candidates: list[Event], start: int, size: int
+) -> Iterator[tuple[Event, ...]]:
+    """Every increasing sequence of events whose k-th event has the type of member
+    k mod size, ending after a whole iteration."""
+    types = [plan.positive[start + k].event_type for k in range(size)]
+
+    def extend(chosen: tuple[Event, ...], rest: int) -> Iterator[tuple[Event, ...]]:
+        if chosen and len(chosen) % size == 0:
+            yield chosen
+        wanted = types[len(chosen) % size]
+        for j in range(rest, len(candidates)):
+            if candidates[j].type == wanted:
+                yield from extend((*chosen, candidates[j]), j + 1)
+
+    return extend((), 0)
+
+
+def _group_choices(
+    plan: Plan, stream: tuple[Event, ...], selection: Selection, size: int
+) -> Iterator[Selection]:
+    start = len(selection)
+    after = selection[-1][-1].position if selection else -1
+    candidates = [e for e in stream if e.position > after]
+    for chosen in _iterations(plan, candidates, start, size):
+        if selection and not plan.within(selection[0][0], chosen[-1]):
+            continue
+        if not plan.within(chosen[0], chosen[-1]):
+            continue
+        yield (*selection, *(chosen[k::size] for k in range(size)))
+
+
 def _choices(plan: Plan, stream: tuple[Event, ...], selection: Selection) -> Iterator[Selection]:
+    size = plan.group_at(len(selection))
+    if size > 1:
+        yield from _group_choices(plan, stream, selection, size)
+        return
     component = plan.positive[len(selection)]
     after = selection[-1][-1].position if selection else -1
     candidates = [
@@ -77,7 +129,7 @@ def valid_selections(plan: Plan, stream: tuple[Event, ...]) -> list[Selection]:
                 out.append(selection)
             return
         for longer in _choices(plan, stream, selection):
-            if _settled(plan, longer):
+            if _settled(plan, longer, range(len(selection), len(longer))):
                 extend(longer)
 
     extend(())

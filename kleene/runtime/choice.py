@@ -15,6 +15,15 @@ def choose_engine(plan: Plan, requested: str) -> tuple[str, str]:
     if requested not in ENGINES:
         raise QueryError(f"unknown engine {requested!r}; expected one of: {', '.join(ENGINES)}")
     any_match = plan.strategy is Strategy.SKIP_TILL_ANY_MATCH
+    if plan.groups and (
+        requested not in ("auto", "nfa", "merge") or plan.output is OutputFormat.COLLAPSED
+    ):
+        raise QueryError(
+            "a SEQ(...)+ group is evaluated by engine 'nfa' or 'merge' only, and without "
+            "collapsed output"
+        )
+    if plan.groups and requested == "auto":
+        return "nfa", "SEQ(...)+: NFA^b runs loop over the group's states (SIGMOD 2008, 5.2.1)"
     if plan.output is OutputFormat.COLLAPSED:
         if not any_match or plan.negations:
             raise QueryError(

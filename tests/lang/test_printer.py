@@ -171,9 +171,26 @@ components = st.builds(
 )
 
 
+singles = st.builds(ast.Component, TYPES, VARS)
+# a nested sequence: ~SEQ(...) or SEQ(...)+ (SIGMOD 2014, section 2.1)
+nested = st.tuples(st.booleans(), st.lists(singles, min_size=1, max_size=3))
+
+
+def _flatten(parts: list[ast.Component | tuple[bool, list[ast.Component]]]) -> ast.Seq:
+    out: list[ast.Component] = []
+    for part in parts:
+        if isinstance(part, ast.Component):
+            out.append(part)
+            continue
+        negated, members = part
+        group = len(out)
+        out += [ast.Component(m.event_type, m.var, not negated, negated, group) for m in members]
+    return ast.Seq(tuple(out))
+
+
 @st.composite
 def queries(draw: st.DrawFn) -> ast.Query:
-    pattern = ast.Seq(tuple(draw(st.lists(components, min_size=1, max_size=4))))
+    pattern = _flatten(draw(st.lists(st.one_of(components, nested), min_size=1, max_size=4)))
     strategy = draw(st.one_of(st.none(), st.sampled_from(ast.Strategy)))
     strategy_vars = None
     if strategy is not None:

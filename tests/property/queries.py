@@ -33,8 +33,9 @@ def streams(
 
 
 @st.composite
-def components(draw: Any) -> list[tuple[str, str, bool, bool]]:
-    """(type, var, kleene, negated) tuples with at least one positive component."""
+def components(draw: Any, groups: bool = False) -> list[tuple[str, str, bool, bool]]:
+    """(type, var, kleene, negated) tuples with at least one positive component; with
+    ``groups``, also the members g0, g1(, g2) of one group ``SEQ(...)+`` somewhere."""
     n = draw(st.integers(2, 4))
     n_types = draw(st.integers(2, 4))
     comps = []
@@ -48,7 +49,18 @@ def components(draw: Any) -> list[tuple[str, str, bool, bool]]:
     if negated and draw(st.booleans()):  # a partner, for a negated sequence
         i = draw(st.sampled_from(negated))
         comps.insert(i + 1, (draw(st.sampled_from(TYPES[:n_types])), f"v{n}", False, True))
+    if groups:
+        size = draw(st.integers(2, 3))
+        at = draw(st.integers(0, len(comps)))
+        comps[at:at] = [
+            (draw(st.sampled_from(TYPES[:n_types])), f"g{k}", True, False) for k in range(size)
+        ]
     return comps
+
+
+def _group(comps: list[tuple[str, str, bool, bool]]) -> list[str]:
+    """The members of the positive group SEQ(...)+, if any."""
+    return [c[1] for c in comps if c[1].startswith("g")]
 
 
 def _negated_runs(comps: list[tuple[str, str, bool, bool]]) -> list[list[int]]:
@@ -66,6 +78,12 @@ def _pattern_text(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> tuple[
     """The SEQ text, where runs of negated components may become ``~SEQ(...)``
     (SIGMOD 2014, section 2.1), and conditions relating the members of each."""
     parts = {i: _component_text(c) for i, c in enumerate(comps)}
+    group = [i for i, c in enumerate(comps) if c[1] in _group(comps)]
+    if group:
+        members = ", ".join(f"{comps[i][0]} {comps[i][1]}" for i in group)
+        parts[group[0]] = f"SEQ({members})+"
+        for i in group[1:]:
+            del parts[i]
     related: list[str] = []
     for run in _negated_runs(comps):
         if len(run) < 2 or not draw(st.booleans()):
@@ -111,9 +129,13 @@ def _predicate(draw: Any, comps: list[tuple[str, str, bool, bool]], i: int, kind
     """One condition on component i; ``kind`` picks its shape (same kind, same rules)."""
     positive = [c for c in comps if not c[3]]
     _, var, kleene, negated = comps[i]
-    earlier = [c for c in positive if comps.index(c) < i]
+    group = _group(comps)
+    mates = group if var in group else []
+    earlier = [c for c in positive if comps.index(c) < i and c[1] not in mates]
     op = draw(st.sampled_from(OPS))
     attr = draw(st.sampled_from(ATTRS))
+    if mates and kind <= 3:
+        return _group_predicate(draw, mates, mates.index(var), kind, op, attr)
     if negated:
         rhs = (
             _value_ref(draw, draw(st.sampled_from(positive)), whole=True)
@@ -141,6 +163,21 @@ def _predicate(draw: Any, comps: list[tuple[str, str, bool, bool]], i: int, kind
     if kind == 2:
         return f"({var}.x + {var}.y) % 2 {op} {draw(st.integers(0, 1))}"
     return f"{var}.{attr} {op} {draw(st.integers(0, 3))}"
+
+
+def _group_predicate(draw: Any, group: list[str], k: int, kind: int, op: str, attr: str) -> str:
+    """A condition on iteration i of the group, relating member k to the others."""
+    var = group[k]
+    if kind == 0 and k > 0:  # checked at var[i], the earlier member's i-th event known
+        return f"{var}[i].{attr} {op} {group[k - 1]}[i].{attr}"
+    if kind == 1 and k < len(group) - 1:  # the later member's previous iteration
+        return f"{var}[i].{attr} {op} {group[k + 1]}[i-1].{attr}"
+    if kind == 2:
+        return f"{var}[i].{attr} {op} {group[0]}[1].{attr} + {draw(st.integers(-1, 1))}"
+    if kind == 3:
+        agg = draw(st.sampled_from(("avg", "max", "min", "sum", "count")))
+        return f"{var}[i].{attr} {op} {agg}({group[-1]}[..i-1].{attr})"
+    return f"{var}[i].{attr} {op} {var}[i-1].{attr}"
 
 
 @st.composite
@@ -174,8 +211,8 @@ def returns(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]:
 
 
 @st.composite
-def queries(draw: Any) -> str:
-    comps = draw(components())
+def queries(draw: Any, groups: bool = False) -> str:
+    comps = draw(components(groups))
     preds = draw(predicates(comps))
     pattern, related = _pattern_text(draw, comps)
     preds += related
@@ -191,9 +228,10 @@ def queries(draw: Any) -> str:
 
 
 @st.composite
-def cases(draw: Any) -> tuple[str, list[dict[str, Any]]]:
-    """A query and a stream whose events mostly have the query's types."""
-    text = draw(queries())
-    used = sorted({t for t in TYPES if f"{t} v" in text or f"{t}+ v" in text})
+def cases(draw: Any, groups: bool = False) -> tuple[str, list[dict[str, Any]]]:
+    """A query and a stream whose events mostly have the query's types; with
+    ``groups``, the query has one group SEQ(...)+ (under skip till any match)."""
+    text = draw(queries(groups))
+    used = sorted({t for t in TYPES if any(f"{t}{s}" in text for s in (" v", "+ v", " g"))})
     types = (*used, "E") if draw(st.booleans()) else tuple(used)
     return text, draw(streams(types=types))

@@ -146,3 +146,34 @@ def test_vector_engine_equals_oracle(
     for key, values in want.items():
         assert all(_same_value(got[key][n], values[n]) for n in values), (got[key], values)
 
+
+ANY_MATCH = ast.Strategy.SKIP_TILL_ANY_MATCH
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
+@given(case=cases(groups=True))
+def test_groups_equal_oracle(
+    case: tuple[str, list[dict[str, Any]]], output: ast.OutputFormat, engine: str
+) -> None:
+    """Kleene closure of a nested sequence, SEQ(...)+ (SIGMOD 2014, section 2.1)."""
+    check(*case, ANY_MATCH, output, engine)
+
+
+@given(case=cases(groups=True), cuts=st.lists(st.integers(0, 12), max_size=4))
+def test_groups_in_batches_equal_one_run(
+    case: tuple[str, list[dict[str, Any]]], cuts: list[int]
+) -> None:
+    """Random batch cuts (pyarrow, the vectorized admission path) change nothing."""
+    text, events = case
+    q = kleene.compile(text, strategy=ANY_MATCH)
+    whole = {_key(m.ids()): m.values() for m in q.run(events)}
+    m = q.matcher()
+    found: list[Any] = []
+    bounds = [0, *sorted(c for c in cuts if c <= len(events)), len(events)]
+    for lo, hi in itertools.pairwise(bounds):
+        if hi > lo:
+            found += m.push(pa.Table.from_pylist(events[lo:hi]))
+    found += m.flush()
+    assert {_key(x.ids()): x.values() for x in found} == whole
+    assert len(found) == len(whole)

@@ -171,18 +171,15 @@ class NfaEngine:
         (None when it reached F from a singleton state)."""
         key = st.buffer.add(state.index, position, e[2], e[1], version, origins)
         now = ((key, version, start),)
-        if state.kind == "single":
-            if state.last:
+        then = state.then
+        if then is None:  # the last single variable: F
+            self._complete(st, now, e[1], window, vector, completed)
+            return None
+        if state.kind != "single":
+            head = self.states[then]  # a loop head without exit: epsilon proceed edge to F
+            if head.proceed is not None and head.exit is None and head.proceed(vector):
                 self._complete(st, now, e[1], window, vector, completed)
-                return None
-            return (state.index + 1, vector, start, start_position, now, version)
-        rest = state.index if state.kind == "rest" else state.index + 1
-        if state.last:
-            proceed = self.states[rest].proceed
-            assert proceed is not None
-            if proceed(vector):  # epsilon proceed edge to F
-                self._complete(st, now, e[1], window, vector, completed)
-        return (rest, vector, start, start_position, now, version)
+        return (then, vector, start, start_position, now, version)
 
     def _complete(
         self,
@@ -228,11 +225,11 @@ class NfaEngine:
             )
             if child is not None:
                 out.append(child)
-        if state.kind == "rest" and not state.last:
+        if state.exit is not None:
             proceed = state.proceed
             assert proceed is not None
             if proceed(vector):
-                nxt = self.states[index + 1]
+                nxt = self.states[state.exit]
                 begun = nxt.edge(e, vector)  # step 6: peek at the next begin edge
                 if begun is not None:
                     child = self._select(
