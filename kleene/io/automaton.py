@@ -5,7 +5,10 @@ single variable, two (``v[1]`` and ``v[i]``) per Kleene variable, then the final
 Edges are labelled with their kind and formula: **begin** edges move right and consume an
 event, the **take** edge of ``v[i]`` loops on it, the **proceed** edge of ``v[i]`` moves
 right without consuming, and **ignore** loops (dashed) skip an event as the strategy
-allows. The picture is made of circles, arrows and text only, so it needs no Graphviz.
+allows. A group ``SEQ(B b, C c)+`` (SIGMOD 2014, section 2.1) has the take edge of its
+last member's state lead back to the first member's (drawn below the row), and its
+proceed edge leaves from that first loop state. The picture is made of circles, arrows
+and text only, so it needs no Graphviz.
 """
 
 from __future__ import annotations
@@ -49,19 +52,29 @@ def diagram_from_states(
     states: Sequence[tuple[str, str, Sequence[str], Sequence[str]]],
     strategy: ast.Strategy,
     title: str = "",
+    links: Sequence[tuple[int | None, int | None, bool]] | None = None,
 ) -> Diagram:
     """A diagram from ``(name, kind, edge formulas, proceed formulas)`` per state, where
-    kind is "single", "first" or "rest" as in the compiled plan."""
+    kind is "single", "first" or "rest" as in the compiled plan. ``links`` gives each
+    state's ``(then, exit, proceeds)`` as in the plan (None: F), for the loops of a
+    group ``SEQ(...)+`` (SIGMOD 2014, 2.1); without it, successors are by position."""
     names = [s[0] for s in states] + ["F"]
+    final = len(states)
     edges: list[Edge] = []
     ignore = _IGNORE_TEXT[strategy]
     for index, (_name, kind, formulas, proceed) in enumerate(states):
         text = " ∧ ".join(formulas)
+        then, exit_, proceeds = (
+            links[index] if links else (index if kind == "rest" else index + 1, index + 1, True)
+        )
+        then = final if then is None else then
         if kind == "rest":
-            edges.append(Edge("take", index, index, text))
-            edges.append(Edge("proceed", index, index + 1, " ∧ ".join(proceed)))
+            edges.append(Edge("take", index, then, text))
+            if proceeds:
+                target = final if exit_ is None else exit_
+                edges.append(Edge("proceed", index, target, " ∧ ".join(proceed)))
         else:
-            edges.append(Edge("begin", index, index + 1, text))
+            edges.append(Edge("begin", index, then, text))
         if index > 0 and strategy is not ast.Strategy.STRICT_CONTIGUITY:
             edges.append(Edge("ignore", index, index, ignore))
     return Diagram(tuple(names), tuple(edges), title)
@@ -81,7 +94,8 @@ def diagram_from_query(query: Any, strategy: ast.Strategy | None = None) -> Diag
             )
             for s in plan.states
         ]
-        return diagram_from_states(states, strategy or plan.strategy, _title(plan.strategy))
+        links = [(s.then, s.exit, s.proceed is not None) for s in plan.states]
+        return diagram_from_states(states, strategy or plan.strategy, _title(plan.strategy), links)
     tree = query if isinstance(query, ast.Query) else getattr(query, "ast", None)
     if not isinstance(tree, ast.Query):
         raise TypeError("cannot find the automaton of this query")
@@ -145,6 +159,33 @@ def draw_png(diagram: Diagram, path: str | Path, *, dpi: int = 120) -> Path:
         color = _COLORS.get(edge.kind, "black")
         label = edge.kind if not edge.label else f"{edge.kind}: {_shorten(edge.label)}"
         x0, x1 = gap * edge.source, gap * edge.target
+        if edge.source > edge.target:  # the loop of a group SEQ(...)+, drawn below
+            back = FancyArrowPatch(
+                (x0, -radius),
+                (x1, -radius),
+                connectionstyle="arc3,rad=-0.35",
+                arrowstyle="-|>",
+                mutation_scale=14,
+                color=color,
+                linewidth=1.2,
+            )
+            axes.add_patch(back)
+            axes.text((x0 + x1) / 2, -1.6, label, ha="center", fontsize=7.5, color=color)
+            continue
+        if edge.target > edge.source + 1:  # a group's proceed edge passes its loop below
+            skip = FancyArrowPatch(
+                (x0 + radius * 0.7, -radius * 0.7),
+                (x1 - radius * 0.7, -radius * 0.7),
+                connectionstyle="arc3,rad=0.3",
+                arrowstyle="-|>",
+                mutation_scale=14,
+                color=color,
+                linewidth=1.4,
+                linestyle="--",
+            )
+            axes.add_patch(skip)
+            axes.text((x0 + x1) / 2, -1.95, label, ha="center", fontsize=7.5, color=color)
+            continue
         if edge.source != edge.target:
             forward = FancyArrowPatch(
                 (x0 + radius, 0),

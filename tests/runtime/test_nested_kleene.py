@@ -181,3 +181,21 @@ def test_other_engines_are_refused(engine: str) -> None:
         kleene.compile(EXAMPLE, engine=engine)
     with pytest.raises(QueryError, match="without collapsed output"):
         kleene.compile(EXAMPLE, output="collapsed")
+
+
+def test_the_diagram_draws_the_loop(tmp_path: Any) -> None:
+    from kleene.io.automaton import Edge, diagram_from_query, draw_png
+
+    diagram = diagram_from_query(kleene.compile(EXAMPLE))
+    moves = {(e.kind, e.source, e.target) for e in diagram.edges if e.kind != "ignore"}
+    assert moves == {
+        ("begin", 0, 1),
+        ("begin", 1, 2),
+        ("begin", 2, 3),
+        ("take", 3, 4),
+        ("take", 4, 3),  # c[i] -> b[i]: the next iteration
+        ("proceed", 3, 5),
+        ("begin", 5, 6),
+    }
+    assert Edge("proceed", 4, 5, "") not in diagram.edges
+    assert draw_png(diagram, tmp_path / "loop.png").stat().st_size > 0
