@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import assume, given, note
+from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 
 import kleene
@@ -126,6 +126,7 @@ CONTIGUITY = [ast.Strategy.STRICT_CONTIGUITY, ast.Strategy.PARTITION_CONTIGUITY]
 
 @pytest.mark.parametrize("output", OUTPUTS, ids=lambda o: o.value)
 @pytest.mark.parametrize("strategy", CONTIGUITY, ids=lambda s: s.value)
+@settings(max_examples=25)  # most general queries are declined; vector_queries has more
 @given(case=cases())
 def test_vector_engine_equals_oracle(
     case: tuple[str, list[dict[str, Any]]], strategy: ast.Strategy, output: ast.OutputFormat

@@ -12,6 +12,9 @@ at a time, where numpy's fixed costs would dominate), go event by event through 
 basic NFA^b engine (SIGMOD 2008, section 5.2.1): entering this *stream mode* replays the
 carried tails into it (their matches were reported already), and each partition keeps
 its events since its oldest live run, so that the next large batch can leave it again.
+
+``max_runs`` caps the runs of stream mode (:class:`RunLimitError`); whole-batch
+evaluation holds one array entry per partial match and is not capped.
 """
 
 from __future__ import annotations

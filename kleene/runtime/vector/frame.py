@@ -78,15 +78,16 @@ class Frame:
         return FIXED_FIELDS[attr] if attr in FIXED_FIELDS else self.plan.attr_index(attr)
 
     def _times(self, src: np.ndarray) -> np.ndarray:
-        old, new = self._split(src)
+        """Times at combined indices, in the order given."""
         parts = []
-        if len(old):
-            parts.append(np.asarray([self.carried[i][1][1] for i in old.tolist()]))
-        if self.batch is not None and len(new):
-            parts.append(self.batch.times_array()[new])
+        if self.c:
+            parts.append(np.asarray([e[1] for _, e in self.carried]))
+        if self.batch is not None and len(self.batch):
+            parts.append(self.batch.times_array())
         if not parts:
             return np.zeros(0)
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        whole = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return whole[src]
 
     def raw(self, attr: str, src: np.ndarray) -> np.ndarray | list[Any]:
         """Values of an attribute at combined indices (carried first, then the batch,

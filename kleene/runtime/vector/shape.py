@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kleene.compiler.analysis import Phase, infer_partition_key, is_key_equality, place, references
+from kleene.compiler.analysis import (
+    Phase,
+    expand_equivalence,
+    infer_partition_key,
+    is_key_equality,
+    place,
+    references,
+)
 from kleene.compiler.build import conjuncts_of
 from kleene.compiler.plan import Plan
 from kleene.lang import ast
@@ -76,6 +83,7 @@ def analyse(plan: Plan) -> Shape:
         comps.append(Component(c.var, c.event_type, c.kleene, idx[0], idx[1] if c.kleene else None))
     exprs = conjuncts_of(query)
     key = infer_partition_key(exprs, pattern)
+    chained = _chained(query)
     adjacent_key = False
     for expr in exprs:
         if is_key_equality(expr, key, pattern):
@@ -83,8 +91,49 @@ def analyse(plan: Plan) -> Shape:
             # event of a match shares the key iff each event shares its predecessor's
             adjacent_key = adjacent_key or not plan.routed
             continue
+        if any(expr in group for group in chained.values()):
+            continue  # an equivalence test over every event: adjacent equalities below
         _place(expr, place(expr, pattern), comps, positive)
+    for attr in chained:
+        _chain(attr, comps)
     return Shape(tuple(comps), adjacent_key)
+
+
+def _chained(query: ast.Query) -> dict[str, list[ast.Expr]]:
+    """The conjuncts ``[x]`` expands to, per attribute x, for the equivalence tests whose
+    scope is every variable (SIGMOD 2008, section 2): every event of a match has the
+    same x, which holds iff each event has its predecessor's x."""
+    every = {c.var for c in query.pattern.components}
+    out: dict[str, list[ast.Expr]] = {}
+    for expr in query.where:
+        if isinstance(expr, ast.Equivalence) and every <= set(query.strategy_vars or every):
+            for attr in expr.attrs:
+                test = ast.Equivalence((attr,), span=expr.span)
+                out.setdefault(attr, []).extend(expand_equivalence(test, query))
+    return out
+
+
+def _chain(attr: str, comps: list[Component]) -> None:
+    """``cur.attr == prev.attr`` between each element and the one before it."""
+    I = ast.IndexKind  # noqa: E741
+    sides: dict[tuple[str, str, ast.IndexKind | None], str]
+    for j, comp in enumerate(comps):
+        if comp.kleene:
+            cur, prev = (
+                ast.AttrRef(comp.var, attr, I.CURRENT),
+                ast.AttrRef(comp.var, attr, I.PREVIOUS),
+            )
+            sides = {(comp.var, attr, I.CURRENT): CUR, (comp.var, attr, I.PREVIOUS): PREV}
+            comp.take.append(Condition(ast.Binary(ast.BinOp.EQ, cur, prev), sides))
+        if j:
+            before = comps[j - 1]
+            mine = ast.AttrRef(comp.var, attr, I.FIRST if comp.kleene else None)
+            theirs = ast.AttrRef(before.var, attr, I.LAST if before.kleene else None)
+            sides = {
+                (mine.var, attr, mine.index): CUR,
+                (theirs.var, attr, theirs.index): PREV,
+            }
+            comp.begin.append(Condition(ast.Binary(ast.BinOp.EQ, mine, theirs), sides))
 
 
 def _place(expr: ast.Expr, where: object, comps: list[Component], positive: tuple) -> None:
