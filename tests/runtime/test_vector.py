@@ -150,3 +150,18 @@ def test_small_pushes_go_event_by_event_through_the_nfa_engine() -> None:
     assert m.st.core.nfa is None
     got += m.flush()
     assert ids(got) == ids(kleene.compile(PEERS, engine="nfa").run(events))
+
+
+def test_a_carried_partition_absent_from_the_start_of_the_next_batch() -> None:
+    # the carried run (k = 1) sorts after the batch's own partition (k = 0): times,
+    # positions and values must follow the sorted rows
+    text = "PATTERN SEQ(A+ a[], A+ b[]) WHERE partition_contiguity { [k] } WITHIN 1"
+    times = [0, 0, 0, 0, 2, 2, 3]
+    events = [{"type": "A", "timestamp": t, "k": int(i == 0)} for i, t in enumerate(times)]
+    events[-1]["k"] = 1
+    q = kleene.compile(text)
+    m = q.matcher()
+    m.engine.small = 0
+    got = m.push(pa.Table.from_pylist(events[:1]))
+    got += m.push(pa.Table.from_pylist(events[1:])) + m.flush()
+    assert ids(got) == ids(kleene.compile(text, engine="nfa").run(events))
