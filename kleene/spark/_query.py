@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import kleene
+from kleene.errors import QueryError
 from kleene.lang.ast import OutputFormat
 from kleene.spark._schema import EventColumns
 
@@ -68,6 +69,11 @@ def resolve_query(
     Field names default to the compiled query's, else to ``timestamp``, ``type``, ``id``;
     a compiled query given with other field names or options is compiled again with them.
     """
+    if isinstance(query, kleene.Program):
+        raise QueryError(
+            "a program (DEFINE or UNION) runs on the local engine: use Program.run or "
+            "Program.matcher; Spark takes single queries"
+        )
     if isinstance(query, kleene.Query):
         fields = query.fields
         base: dict[str, Any] = {

@@ -117,3 +117,10 @@ def test_collapsed_results_are_owned_by_one_slice(expand: bool) -> None:
         assert sorted((r["start"], r["end"], r["count"]) for r in rows) == sorted(
             (c.start, c.end, c.count()) for c in local
         )
+
+
+def test_programs_are_refused_with_a_pointer_to_the_local_engine() -> None:
+    program = kleene.compile_program("PATTERN SEQ(A a) UNION PATTERN SEQ(B b)")
+    fields = {"time_field": None, "type_field": None, "id_field": None}
+    with pytest.raises(kleene.QueryError, match="runs on the local engine"):
+        resolve_query(program, options={}, **fields)  # type: ignore[arg-type]
