@@ -29,7 +29,7 @@ from typing import Any
 
 from kleene.collapsed import Result
 from kleene.compiler.plan import Plan
-from kleene.events import EventFields, micros_to_datetime, read_batch, read_time
+from kleene.events import EventBatch, EventFields, micros_to_datetime, read_batch, read_time
 from kleene.lang.ast import OutputFormat
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.matcher import Matcher, MatcherConfig
@@ -71,6 +71,7 @@ class _StatementState:
     matchers: list[bytes | None]
     pending: list[tuple[OrderKey, dict[str, Any]]] = field(default_factory=list)
     seen: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # union: match -> end time
+    latest: Any = None  # the latest end among them
     horizon: Any = -NEVER  # before this time the statement reports nothing more
 
 
@@ -98,24 +99,32 @@ class ProgramMatcher:
             [Matcher(plan, config, st.matchers[k]) for k, (plan, config) in enumerate(s.branches)]
             for s, st in zip(self.statements, self.st.statements, strict=True)
         ]
+        self.ordered = any(s.uses for s in self.statements)
 
     # --- public API ---------------------------------------------------------------
 
     def push(self, events: Any) -> list[Match]:
         """Feed raw events in time order; return the final statement's new matches."""
-        raw = self._raw_items(events)
-        return self._run(raw, final=False)
+        batch = read_batch(events, self.fields, self.st.arrived)
+        if not self.ordered:  # a union only: every branch takes the batch as it is
+            self.st.arrived += len(batch)
+            return self._run([], batch.table if batch.table is not None else batch.rows or [])
+        return self._run(self._raw_items(batch), [])
 
     def flush(self) -> list[Match]:
         """End of stream: every held event is processed and every match decided."""
-        return self._run([], final=True)
+        return self._run([], [], final=True)
 
     def advance_to(self, time: Any) -> list[Match]:
         """No raw event before ``time`` will come."""
+        if not self.ordered:
+            k = len(self.statements) - 1
+            found = [m for branch in self.matchers[k] for m in branch.advance_to(time)]
+            return self._union(k, [m for m in found if isinstance(m, Match)])
         internal, _ = read_time(time)
         if internal is not None and (self.st.clock is None or internal > self.st.clock):
             self.st.clock = internal
-        return self._run([], final=False)
+        return self._run([], [])
 
     def take_rejected(self) -> list[RejectedEvent]:
         """Rejected events since the last call (an event rejected by several
@@ -138,8 +147,7 @@ class ProgramMatcher:
 
     # --- evaluation -----------------------------------------------------------------
 
-    def _raw_items(self, events: Any) -> list[tuple[OrderKey, dict[str, Any]]]:
-        batch = read_batch(events, self.fields, self.st.arrived)
+    def _raw_items(self, batch: EventBatch) -> list[tuple[OrderKey, dict[str, Any]]]:
         if batch.table is not None:
             records = batch.table.to_pylist()
         else:
@@ -158,11 +166,20 @@ class ProgramMatcher:
             self.st.arrived += 1
         return items
 
-    def _run(self, raw: list[tuple[OrderKey, dict[str, Any]]], final: bool) -> list[Match]:
+    def _run(
+        self, raw: list[tuple[OrderKey, dict[str, Any]]], batch: Any, final: bool = False
+    ) -> list[Match]:
+        """One round: ``raw`` are the new events as ordered items, or, when no
+        statement reads a definition, ``batch`` is them as given."""
         derived: list[list[tuple[OrderKey, dict[str, Any]]]] = []
         out: list[Match] = []
         for k, statement in enumerate(self.statements):
             st = self.st.statements[k]
+            if not self.ordered:
+                found = self._feed(k, batch, NEVER, final)
+                out = found if statement.name is None else out
+                derived.append([])
+                continue
             incoming = list(raw)
             for d in statement.uses:
                 incoming += derived[d]
@@ -201,33 +218,39 @@ class ProgramMatcher:
             ready.append(heapq.heappop(pending)[1])
         return ready
 
-    def _feed(
-        self, k: int, records: list[dict[str, Any]], horizon: Any, final: bool
-    ) -> list[Match]:
+    def _feed(self, k: int, records: Any, horizon: Any, final: bool) -> list[Match]:
         """Push released events to every branch; a branch that reports late is told
         the horizon, so it decides what the window before it has settled."""
-        statement, st = self.statements[k], self.st.statements[k]
+        statement = self.statements[k]
         settle = statement.delay and not final and abs(horizon) != NEVER
         found: list[Result] = []
         for branch in self.matchers[k]:
-            if records:
+            if len(records):
                 found += branch.push(records)
             if final:
                 found += branch.flush()
             elif settle:
                 found += branch.advance_to(self._time_out(horizon))
-        matches = [m for m in found if isinstance(m, Match)]
-        if len(self.matchers[k]) == 1:
+        return self._union(k, [m for m in found if isinstance(m, Match)])
+
+    def _union(self, k: int, matches: list[Match]) -> list[Match]:
+        """A union's new matches, each once (SIGMOD 2014, section 2.1)."""
+        statement, st = self.statements[k], self.st.statements[k]
+        if len(statement.branches) == 1:
             return matches
         fresh = []
         for m in matches:
             key = tuple(sorted(m.ids().items()))
             if key not in st.seen:
-                st.seen[key] = read_time(m.end)[0]
+                t, kind = read_time(m.end)
+                st.seen[key] = t
+                st.latest = t if st.latest is None else max(st.latest, t)
+                self.st.scale = 1_000_000 if kind == "datetime" else 1
                 fresh.append(m)
-        if statement.delay != NEVER and abs(horizon) != NEVER:
-            # every branch has reported what ends this long before the horizon
-            oldest = horizon - statement.delay * self.st.scale
+        if fresh and statement.delay != NEVER:
+            # the stream has passed the latest end, so every branch has reported what
+            # ended longer than its delay before it
+            oldest = st.latest - statement.delay * self.st.scale
             st.seen = {key: t for key, t in st.seen.items() if t >= oldest}
         return fresh
 

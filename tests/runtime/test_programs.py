@@ -120,3 +120,17 @@ def test_program_errors_name_the_spot(text, message, line):
 def test_programs_take_ordered_streams_only():
     with pytest.raises(QueryError, match="allowed_lateness"):
         kleene.compile_program(RISES, allowed_lateness=2)
+
+
+def test_a_union_forgets_matches_its_branches_can_no_longer_repeat():
+    p = kleene.compile_program(
+        "PATTERN SEQ(A a, B b) WHERE skip_till_any_match WITHIN 3 "
+        "UNION PATTERN SEQ(A a, B b) WHERE skip_till_any_match AND a.x >= 0 WITHIN 3"
+    )
+    m = p.matcher()
+    found = 0
+    for k in range(0, 2_000, 100):  # 1,000 (a, b) pairs, one every two time units
+        events = [{"type": "AB"[j % 2], "timestamp": j, "id": j, "x": 0} for j in range(k, k + 100)]
+        found += len(m.push(events))
+        assert len(m.st.statements[-1].seen) <= 4  # only matches ending within the window
+    assert found + len(m.flush()) == 1_000 + 999  # (a_j, b_j) and (a_j, b_j+1) pairs
