@@ -28,6 +28,7 @@ def _lark() -> Lark:
         lexer="contextual",
         propagate_positions=True,
         maybe_placeholders=True,
+        cache=True,  # the grammar analysis, in the temp folder, keyed by grammar and version
     )
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from kleene.compiler.codegen import FIXED_FIELDS
@@ -162,6 +161,7 @@ class Frame:
         """Partition codes per combined index (-1: in no partition). ``routing`` follows
         the matcher: events of other types use the common key; else only the keyed
         types of the pattern get a code."""
+        import pandas as pd  # factorize takes mixed values; imported only where needed
         plan = self.plan
         assert plan.key is not None
         by_type = plan.key.by_type
