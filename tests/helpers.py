@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 
@@ -35,3 +36,20 @@ def id_sets(matches: Any) -> set[tuple[tuple[str, tuple[Any, ...]], ...]]:
 def match(**ids: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     """One expected match: ``match(a="a1", b=("b1", "b2"))``."""
     return tuple(sorted((k, v if isinstance(v, tuple) else (v,)) for k, v in ids.items()))
+
+
+def pieces(events: list[dict[str, Any]], cuts: list[int]) -> list[list[dict[str, Any]]]:
+    """``events`` cut at the given positions (out-of-range cuts ignored), without empty
+    pieces: the batches a test pushes one after another."""
+    bounds = [0, *sorted(c for c in cuts if c <= len(events)), len(events)]
+    return [events[lo:hi] for lo, hi in pairwise(bounds) if hi > lo]
+
+
+def push_arrow_pieces(matcher: Any, events: list[dict[str, Any]], cuts: list[int]) -> list[Any]:
+    """Push ``events`` as pyarrow tables cut at ``cuts``, then flush; all that came out."""
+    import pyarrow as pa
+
+    found: list[Any] = []
+    for part in pieces(events, cuts):
+        found += matcher.push(pa.Table.from_pylist(part))
+    return found + matcher.flush()

@@ -239,33 +239,28 @@ class AstBuilder(Transformer[Token, ast.Program]):
 
     def negated_seq(self, meta: Meta, children: list[Any]) -> _NegatedSeq:
         """``~SEQ(B b, C c)``: no b followed by c in the gap (SIGMOD 2014, section 2.1)."""
-        members: list[ast.Component] = []
-        for part in children:
-            if not isinstance(part, ast.Component | _NegatedSeq | _KleeneSeq):
-                continue
-            if not isinstance(part, ast.Component) or part.kleene or part.negated:
-                raise self._error(
-                    "a negated SEQ may hold only single events like 'B b', not Kleene "
-                    "variables or negations",
-                    part.span,
-                )
-            members.append(part)
-        return _NegatedSeq(tuple(members), _span(meta))
+        members = self._members(children, "a negated SEQ", "Kleene variables or negations")
+        return _NegatedSeq(members, _span(meta))
 
     def kleene_seq(self, meta: Meta, children: list[Any]) -> _KleeneSeq:
         """``SEQ(B b, C c)+``: one or more iterations of b then c (SIGMOD 2014, 2.1)."""
+        members = self._members(
+            children, "a SEQ(...)+ group", "Kleene variables, negations or nested groups"
+        )
+        return _KleeneSeq(members, _span(meta))
+
+    def _members(self, children: list[Any], what: str, refused: str) -> tuple[ast.Component, ...]:
+        """The single-event members of a nested sequence."""
         members: list[ast.Component] = []
         for part in children:
             if not isinstance(part, ast.Component | _NegatedSeq | _KleeneSeq):
                 continue
             if not isinstance(part, ast.Component) or part.kleene or part.negated:
                 raise self._error(
-                    "a SEQ(...)+ group may hold only single events like 'B b', not Kleene "
-                    "variables, negations or nested groups",
-                    part.span,
+                    f"{what} may hold only single events like 'B b', not {refused}", part.span
                 )
             members.append(part)
-        return _KleeneSeq(tuple(members), _span(meta))
+        return tuple(members)
 
     # --- clauses --------------------------------------------------------------------
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
@@ -14,6 +12,7 @@ from hypothesis import strategies as st
 import kleene
 from kleene import oracle
 from kleene.lang import ast, parse
+from tests.helpers import push_arrow_pieces
 from tests.property.queries import cases
 
 STRATEGIES = list(ast.Strategy)
@@ -85,13 +84,7 @@ def test_arrow_batches_equal_one_list(
     text, events = case
     q = kleene.compile(text, strategy=strategy)
     whole = {_key(m.ids()): m.values() for m in q.run(events)}
-    m = q.matcher()
-    found = []
-    bounds = [0, *sorted(c for c in cuts if c <= len(events)), len(events)]
-    for lo, hi in itertools.pairwise(bounds):
-        if hi > lo:
-            found += m.push(pa.Table.from_pylist(events[lo:hi]))
-    found += m.flush()
+    found = push_arrow_pieces(q.matcher(), events, cuts)
     assert {_key(x.ids()): x.values() for x in found} == whole
     assert len(found) == len(whole)
 
@@ -169,12 +162,6 @@ def test_groups_in_batches_equal_one_run(
     text, events = case
     q = kleene.compile(text, strategy=ANY_MATCH)
     whole = {_key(m.ids()): m.values() for m in q.run(events)}
-    m = q.matcher()
-    found: list[Any] = []
-    bounds = [0, *sorted(c for c in cuts if c <= len(events)), len(events)]
-    for lo, hi in itertools.pairwise(bounds):
-        if hi > lo:
-            found += m.push(pa.Table.from_pylist(events[lo:hi]))
-    found += m.flush()
+    found = push_arrow_pieces(q.matcher(), events, cuts)
     assert {_key(x.ids()): x.values() for x in found} == whole
     assert len(found) == len(whole)

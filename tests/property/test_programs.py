@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
-import pyarrow as pa
 from hypothesis import given, note
 from hypothesis import strategies as st
 
 import kleene
 from kleene import oracle
 from kleene.lang import parse_program
+from tests.helpers import push_arrow_pieces
 from tests.property.queries import ATTRS, OPS, TYPES, queries, streams
 
 STRATEGY_NAMES = (
@@ -36,13 +35,7 @@ def check(text: str, events: list[dict[str, Any]], cuts: list[int]) -> None:
     assert len(found) == len({_key(m.ids()) for m in found}), "a match was returned twice"
     assert {_key(m.ids()): m.values() for m in found} == want
     # the same stream pushed in pieces (arrow batches) gives the same matches
-    m = program.matcher()
-    pushed = []
-    bounds = [0, *sorted(c for c in cuts if c <= len(events)), len(events)]
-    for lo, hi in itertools.pairwise(bounds):
-        if hi > lo:
-            pushed += m.push(pa.Table.from_pylist(events[lo:hi]))
-    pushed += m.flush()
+    pushed = push_arrow_pieces(program.matcher(), events, cuts)
     assert sorted(_key(x.ids()) for x in pushed) == sorted(want)
 
 

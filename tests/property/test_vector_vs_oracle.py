@@ -3,7 +3,6 @@ random streams, random batch cuts, the per-event path, and snapshots between bat
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import pyarrow as pa
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 import kleene
 from kleene import oracle
 from kleene.lang import ast, parse
+from tests.helpers import pieces
 from tests.property.test_engine_vs_oracle import _key, _same_value
 from tests.property.vector_queries import vector_cases
 
@@ -78,13 +78,10 @@ def test_vector_batches_and_snapshots(
     q = kleene.compile(text, strategy=strategy, output=output, engine="vector")
     m = _matcher(q, small)
     found = []
-    bounds = [0, *sorted(c for c in cuts if c <= len(events)), len(events)]
-    for lo, hi in itertools.pairwise(bounds):
-        if hi > lo:
-            part = events[lo:hi]
-            found += m.push(pa.Table.from_pylist(part) if arrow else part)
-            if resume:
-                m = _matcher(q, small, m.snapshot())
+    for part in pieces(events, cuts):
+        found += m.push(pa.Table.from_pylist(part) if arrow else part)
+        if resume:
+            m = _matcher(q, small, m.snapshot())
     found += m.flush()
     _same(found, _expect(text, events, strategy, output))
 

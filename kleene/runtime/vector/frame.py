@@ -162,6 +162,7 @@ class Frame:
         the matcher: events of other types use the common key; else only the keyed
         types of the pattern get a code."""
         import pandas as pd  # factorize takes mixed values; imported only where needed
+
         plan = self.plan
         assert plan.key is not None
         by_type = plan.key.by_type
