@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from kleene.collapsed import CollapsedMatch, Result
@@ -152,9 +153,10 @@ class Query:
 
 
 def _match_order(m: Result) -> tuple[Any, ...]:
+    """(last position, first position, all positions in order)."""
     if isinstance(m, CollapsedMatch):
         return (m.end, m.start)
-    positions = tuple(sorted(p for ps in m.positions.values() for p in ps))
+    positions = tuple(sorted(chain.from_iterable(m.positions.values())))
     return (positions[-1], positions[0], positions)
 
 
