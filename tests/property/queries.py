@@ -218,7 +218,14 @@ def queries(draw: Any, groups: bool = False) -> str:
     preds += related
     text = f"PATTERN SEQ({pattern})"
     text += f"\nWHERE skip_till_any_match {{ {' and '.join(preds)} }}"
-    window = draw(st.one_of(st.none(), st.integers(1, 10)))
+    return text + draw(window_and_returns(comps, 10))
+
+
+@st.composite
+def window_and_returns(draw: Any, comps: list[Any], max_window: int) -> str:
+    """An optional WITHIN and an optional RETURN clause, each on its own line."""
+    text = ""
+    window = draw(st.one_of(st.none(), st.integers(1, max_window)))
     if window is not None:
         text += f"\nWITHIN {window}"
     items = draw(returns(comps))

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.property.queries import ATTRS, OPS, TYPES, returns, streams
+from tests.property.queries import ATTRS, OPS, TYPES, streams, window_and_returns
 
 Comp = tuple[str, str, bool, bool]
 
@@ -72,13 +72,7 @@ def vector_queries(draw: Any) -> str:
         "PATTERN SEQ(" + ", ".join(f"{t}+ {v}[]" if k else f"{t} {v}" for t, v, k, _ in comps) + ")"
     )
     text += f"\nWHERE partition_contiguity {{ {body} }}"
-    window = draw(st.one_of(st.none(), st.integers(1, 8)))
-    if window is not None:
-        text += f"\nWITHIN {window}"
-    items = draw(returns(comps))
-    if items:
-        text += "\nRETURN " + ", ".join(items)
-    return text
+    return text + draw(window_and_returns(comps, 8))
 
 
 @st.composite
