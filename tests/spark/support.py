@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
 
 import kleene
 
@@ -34,3 +36,12 @@ def time_sorted(table: pa.Table, time_field: str = "timestamp") -> pa.Table:
 
 def with_symbol(table: pa.Table, symbol: int) -> pa.Table:
     return table.filter(pc.equal(table["symbol"], symbol))
+
+
+def two_file_frame(spark: SparkSession, events: pa.Table, folder: Path) -> DataFrame:
+    """``events`` written as two Parquet files and read back: an input of two
+    partitions, whose positions need offsets."""
+    half = events.num_rows // 2
+    pq.write_table(events.slice(0, half), folder / "part-0.parquet")
+    pq.write_table(events.slice(half), folder / "part-1.parquet")
+    return spark.read.parquet(str(folder))

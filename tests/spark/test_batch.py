@@ -14,7 +14,7 @@ from pyspark.sql import types as T
 import kleene
 import kleene.spark as ks
 from kleene.datagen import stock
-from tests.spark.support import local_keys, spark_keys, time_sorted
+from tests.spark.support import local_keys, spark_keys, time_sorted, two_file_frame
 
 pytestmark = pytest.mark.spark
 
@@ -55,12 +55,7 @@ def events() -> pa.Table:
 
 @pytest.fixture(scope="module")
 def events_df(spark: SparkSession, events: pa.Table, tmp_path_factory: pytest.TempPathFactory):
-    folder = tmp_path_factory.mktemp("stock")
-    # two files, so the input has two partitions and positions need offsets
-    half = events.num_rows // 2
-    pq.write_table(events.slice(0, half), folder / "part-0.parquet")
-    pq.write_table(events.slice(half), folder / "part-1.parquet")
-    return spark.read.parquet(str(folder))
+    return two_file_frame(spark, events, tmp_path_factory.mktemp("stock"))
 
 
 def _check_same(result: ks.MatchResult, q: kleene.Query, local: list[kleene.Match]) -> None:

@@ -15,7 +15,7 @@ from pyspark.sql import types as T
 import kleene
 import kleene.spark as ks
 from kleene.datagen import stock
-from tests.spark.support import time_sorted
+from tests.spark.support import time_sorted, two_file_frame
 
 pytestmark = pytest.mark.spark
 
@@ -57,11 +57,7 @@ def events() -> pa.Table:
 
 @pytest.fixture(scope="module")
 def events_df(spark: SparkSession, events: pa.Table, tmp_path_factory: pytest.TempPathFactory):
-    folder = tmp_path_factory.mktemp("stock-collapsed")
-    half = events.num_rows // 2
-    pq.write_table(events.slice(0, half), folder / "part-0.parquet")
-    pq.write_table(events.slice(half), folder / "part-1.parquet")
-    return spark.read.parquet(str(folder))
+    return two_file_frame(spark, events, tmp_path_factory.mktemp("stock-collapsed"))
 
 
 def local_collapsed(c: kleene.CollapsedMatch) -> tuple[Any, ...]:
