@@ -138,6 +138,8 @@ class ProgramMatcher:
 
     @property
     def rejected_count(self) -> int:
+        """The most events any one statement rejected (each statement reads every raw
+        event, so this counts the raw events rejected by the strictest)."""
         return max((m.rejected_count for ms in self.matchers for m in ms), default=0)
 
     def snapshot(self) -> bytes:
