@@ -10,9 +10,14 @@ from kleene.collapsed import CollapsedMatch
 from kleene.errors import (
     EventError,
     KleeneError,
+    KleeneWarning,
+    MatchLimitError,
     QueryError,
     QuerySyntaxError,
+    RejectedEventsWarning,
     RunLimitError,
+    SchemaWarning,
+    SnapshotError,
 )
 from kleene.events import EventFields
 from kleene.lang.ast import OutputFormat, Strategy
@@ -26,6 +31,8 @@ __all__ = [
     "EventError",
     "EventFields",
     "KleeneError",
+    "KleeneWarning",
+    "MatchLimitError",
     "Match",
     "Matcher",
     "OutputFormat",
@@ -34,8 +41,11 @@ __all__ = [
     "QueryError",
     "QuerySyntaxError",
     "RejectedEvent",
+    "RejectedEventsWarning",
     "RunLimitError",
     "RunResult",
+    "SchemaWarning",
+    "SnapshotError",
     "Strategy",
     "compile",
     "compile_program",

@@ -58,5 +58,26 @@ class RunLimitError(KleeneError):
     """A matcher exceeded a configured resource limit (live runs, buffered events)."""
 
 
+class MatchLimitError(RunLimitError):
+    """A run produced more matches than its configured ``max_matches``."""
+
+
+class SnapshotError(KleeneError):
+    """A saved matcher state cannot be restored: corrupt, truncated, of an unknown format
+    version, or taken from another query."""
+
+
 class EventError(KleeneError):
     """Input events cannot be read at all (no type or time column, unreadable file)."""
+
+
+class KleeneWarning(UserWarning):
+    """Base class of every warning kleene issues."""
+
+
+class RejectedEventsWarning(KleeneWarning):
+    """Some input events were rejected (``run_detailed`` returns them with reasons)."""
+
+
+class SchemaWarning(KleeneWarning):
+    """The input cannot hold what the query reads (an attribute or event type it lacks)."""
