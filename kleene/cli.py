@@ -336,12 +336,15 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     started = time.perf_counter()
     input_format = _run_formats(args)
     rejected_path = _rejected_path(args)
-    if rejected_path is not None and not is_stdio(rejected_path):
-        if infer_format(rejected_path, option="--rejected with a known extension") is Format.CSV:
-            raise CliError("rejected events are written as .jsonl or .parquet", EXIT_USAGE)
+    if (
+        rejected_path is not None
+        and not is_stdio(rejected_path)
+        and infer_format(rejected_path, option="--rejected with a known extension") is Format.CSV
+    ):
+        raise CliError("rejected events are written as .jsonl or .parquet", EXIT_USAGE)
     _refuse_overwrites(
-        {"input": args.input, "query file": args.query_file},
-        {"--output": args.output, "--rejected": rejected_path},
+        [("input", args.input), ("query file", args.query_file)],
+        [("--output", args.output), ("--rejected", rejected_path)],
     )
     fields = {
         "time_field": args.time_field,
@@ -357,9 +360,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         input=_shown(args.input),
         input_format=input_format.value,
         output=_shown(args.output),
-        rejected_path="not written (no --rejected)"
-        if rejected_path is None
-        else _shown(rejected_path),
+        rejected_path=_shown(rejected_path) if rejected_path else "not written (no --rejected)",
     )
     from kleene.program import Program
 
@@ -409,26 +410,27 @@ def _rejected_path(args: argparse.Namespace) -> str | None:
     return None if is_stdio(args.output) else str(default_rejected_path(args.output))
 
 
-def _refuse_overwrites(inputs: dict[str, str], outputs: dict[str, str | None]) -> None:
+def _refuse_overwrites(
+    inputs: Sequence[tuple[str, str]], outputs: Sequence[tuple[str, str | None]]
+) -> None:
     """Refuse an output that is an input (the same file, also through a link), that is
-    another output, or that is a directory."""
-    written = {name: path for name, path in outputs.items() if path and not is_stdio(path)}
-    for name, path in written.items():
+    another output, or that is a directory. Each item is (what it is, its path)."""
+    written = [(name, path) for name, path in outputs if path and not is_stdio(path)]
+    for name, path in written:
         if Path(path).is_dir():
             raise CliError(f"{name} {path} is a directory: give a file name", EXIT_USAGE)
-        for source_name, source in inputs.items():
+        for source_name, source in inputs:
             if not is_stdio(source) and _same_file(source, path):
                 raise CliError(
                     f"{name} {path} is the {source_name}: refusing to overwrite it, "
                     "choose another output path",
                     EXIT_USAGE,
                 )
-    names = list(written)
-    for i, first in enumerate(names):
-        for second in names[i + 1 :]:
-            if _same_file(written[first], written[second]):
+    for i, (first, first_path) in enumerate(written):
+        for second, second_path in written[i + 1 :]:
+            if _same_file(first_path, second_path):
                 raise CliError(
-                    f"{first} and {second} name the same file ({written[first]})", EXIT_USAGE
+                    f"{first} and {second} name the same file ({first_path})", EXIT_USAGE
                 )
 
 
@@ -746,8 +748,7 @@ def cmd_explain(args: argparse.Namespace, out: Console) -> int:
         ]
         targets = picture_paths(args.png, [(Path(p).stem, label) for p, label, _ in drawings])
         _refuse_overwrites(
-            {"query file": str(p) for p, _, _ in drawings},
-            {"--png": str(t) for t in targets},
+            [("query file", str(p)) for p, _, _ in drawings], [("--png", str(t)) for t in targets]
         )
         try:
             import matplotlib  # noqa: F401
@@ -822,7 +823,7 @@ def cmd_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
     from kleene.datagen import hadoop, stock
 
     fmt = infer_format(args.output, args.output_format, option="--output-format")
-    _refuse_overwrites({}, {"--output": args.output})
+    _refuse_overwrites([], [("--output", args.output)])
     started = time.perf_counter()
     try:
         if args.workload == "hadoop":
