@@ -336,12 +336,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     started = time.perf_counter()
     input_format = _run_formats(args)
     rejected_path = _rejected_path(args)
-    if (
-        rejected_path is not None
-        and not is_stdio(rejected_path)
-        and infer_format(rejected_path, option="--rejected with a known extension") is Format.CSV
-    ):
-        raise CliError("rejected events are written as .jsonl or .parquet", EXIT_USAGE)
+    _check_rejected_format(rejected_path)
     _refuse_overwrites(
         [("input", args.input), ("query file", args.query_file)],
         [("--output", args.output), ("--rejected", rejected_path)],
@@ -357,7 +352,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     stats = RunStats(
         engine=args.engine,
         query_file=args.query_file,
-        input=_shown(args.input),
+        input=_shown(args.input, "standard input"),
         input_format=input_format.value,
         output=_shown(args.output),
         rejected_path=_shown(rejected_path) if rejected_path else "not written (no --rejected)",
@@ -394,7 +389,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _run_formats(args: argparse.Namespace) -> Format:
     """The input's format; checks that the matches' format is one results are written in."""
-    fmt = input_format(args.input, args.input_format)
+    fmt = input_format(args.input, args.input_format, option="--input-format")
     if infer_format(args.output, args.output_format, option="--output-format") is Format.CSV:
         raise CliError("matches are written as .jsonl or .parquet, not CSV", EXIT_USAGE)
     return fmt
@@ -408,6 +403,21 @@ def _rejected_path(args: argparse.Namespace) -> str | None:
             raise CliError("--output and --rejected cannot both be standard output", EXIT_USAGE)
         return str(args.rejected)
     return None if is_stdio(args.output) else str(default_rejected_path(args.output))
+
+
+def _check_rejected_format(path: str | None) -> None:
+    if path is None or is_stdio(path):
+        return
+    try:
+        fmt = infer_format(path)
+    except FormatError:
+        fmt = Format.CSV
+    if fmt is Format.CSV:
+        raise CliError(
+            f"--rejected {path}: rejected events are written as .jsonl or .parquet, "
+            "give a file name with one of those extensions",
+            EXIT_USAGE,
+        )
 
 
 def _refuse_overwrites(
@@ -441,8 +451,8 @@ def _same_file(first: str | Path, second: str | Path) -> bool:
         return Path(first).resolve() == Path(second).resolve()
 
 
-def _shown(path: str | Path) -> str:
-    return "standard output" if is_stdio(path) else str(path)
+def _shown(path: str | Path, stdio: str = "standard output") -> str:
+    return stdio if is_stdio(path) else str(path)
 
 
 def _check_spark_input(path: str, fmt: Format) -> None:
@@ -468,7 +478,7 @@ def _open_sinks(
     if rejected is None:
         return matches, UnwrittenRejected()
     try:
-        return matches, RejectedSink(rejected)
+        return matches, RejectedSink(rejected, Format.JSONL if is_stdio(rejected) else None)
     except BaseException:
         matches.abort()
         raise

@@ -64,19 +64,22 @@ def read_events(path: str | Path, fmt: str | Format | None = None) -> Events:
         if kind is Format.CSV:
             return _text_columns(_read_csv(path), path)
         if head.lstrip().startswith(b"["):
-            return _read_json_array(path)
-        return _read_jsonl(path)
+            return _valid_text(_read_json_array(path), path)
+        return _valid_text(_read_jsonl(path), path)
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
         raise EventError(f"cannot read {path} as {kind.value}: {_describe(exc)}") from exc
 
 
-def input_format(path: str | Path, fmt: str | Format | None = None) -> Format:
+def input_format(
+    path: str | Path, fmt: str | Format | None = None, *, option: str | None = None
+) -> Format:
     """The format of an input: ``fmt`` when given, else the extension, else Parquet for a
-    directory (a dataset). Raises :class:`kleene.io.FormatError` when none tells."""
+    directory (a dataset). Raises :class:`kleene.io.FormatError` when none tells (its
+    advice names ``option``, the command-line option that gives the format)."""
     try:
-        return infer_format(path, fmt, option="--input-format")
+        return infer_format(path, fmt, option=option)
     except FormatError:
         if not is_stdio(path) and Path(path).is_dir():
             return Format.PARQUET
@@ -136,6 +139,19 @@ def _text_columns(table: pa.Table, path: Path) -> pa.Table:
             where = "" if row is None else f" (data row {row + 1})"
             raise EventError(f"{path}: column {name!r} is not UTF-8 text{where}")
     return table
+
+
+def _valid_text(events: Events, path: Path) -> Events:
+    """Refuse a JSON table with text that is not UTF-8 (pyarrow's JSON reader keeps such
+    bytes in a string column, where they would never equal a query's strings)."""
+    if not isinstance(events, pa.Table):
+        return events
+    for name, column in zip(events.column_names, events.columns, strict=True):
+        try:
+            column.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise EventError(f"{path}: field {name!r} holds text that is not UTF-8") from exc
+    return events
 
 
 def _is_utf8(value: bytes | None) -> bool:
