@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
 
@@ -19,7 +20,8 @@ from kleene.errors import EventError
 from kleene.io import Format, FormatError, MatchSink, read_events, read_table, write_table
 from kleene.io import readers as readers_module
 from tests.cli.inprocess import run_main
-from tests.cli.support import canonical, expected_record, kleene as run_kleene, read_jsonl
+from tests.cli.support import canonical, expected_record, read_jsonl
+from tests.cli.support import kleene as run_kleene
 
 QUERY = "PATTERN SEQ(A a, B b) WHERE skip_till_any_match AND a.x < b.x WITHIN 5"
 EVENTS = [{"id": i, "type": "AB"[i % 3 % 2], "timestamp": i, "x": (i * 7) % 5} for i in range(40)]
@@ -532,7 +534,7 @@ def test_generate_to_standard_output(monkeypatch: pytest.MonkeyPatch) -> None:
     assert done.code == 0, done.stderr
     from kleene.datagen.stock import generate
 
-    written = pa.csv.read_csv(io.BytesIO(done.stdout))
+    written = pa_csv.read_csv(io.BytesIO(done.stdout))
     assert written.equals(generate(50))
     assert "wrote 50 stock events" in done.stderr and "standard output" in done.stderr
 
