@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import json
 import os
+import sys
 import time
 import traceback
 from collections.abc import Sequence
@@ -115,7 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="match a query over an event file")
-    run.add_argument("query_file", metavar="QUERY_FILE", help="file holding the query text")
+    run.add_argument(
+        "query_file", metavar="QUERY_FILE", help="file holding the query text (- for stdin)"
+    )
     run.add_argument(
         "--input",
         "-i",
@@ -147,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_query_options(run)
     run.add_argument(
         "--allowed-lateness",
-        type=float,
+        type=_non_negative_float,
         default=0.0,
         help="how far (in time units) an event may arrive out of time order",
     )
@@ -220,6 +223,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of at least 0, got {text}")
     return value
 
 
@@ -307,12 +317,15 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query | Pr
     from kleene.lang import parse_program
 
     query_path = Path(path)
-    if not query_path.is_file():
+    if not is_stdio(path) and query_path.is_dir():
+        raise CliError(f"the query file {path} is a directory")
+    if not is_stdio(path) and not query_path.is_file():
         raise CliError(f"query file not found: {path}")
     try:
-        text = query_path.read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if is_stdio(path) else query_path.read_bytes()
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise CliError(f"{path}: the query file is not UTF-8 text (byte {exc.start})") from exc
+        raise CliError(f"{_shown(path, 'standard input')}: the query is not UTF-8 text") from exc
     except OSError as exc:
         raise CliError(f"cannot read the query file {path}: {exc.strerror or exc}") from exc
     options: dict[str, Any] = dict(fields)
@@ -326,7 +339,7 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query | Pr
         return kleene.compile(text, **options)
     except QueryError as exc:
         rendered = exc if exc.text else exc.with_text(text)
-        raise CliError(f"{path}: {rendered}", EXIT_USAGE) from exc
+        raise CliError(f"{_shown(path, 'standard input')}: {rendered}", EXIT_USAGE) from exc
 
 
 # --- kleene run ------------------------------------------------------------------------
@@ -334,6 +347,8 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query | Pr
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     started = time.perf_counter()
+    if is_stdio(args.query_file) and is_stdio(args.input):
+        raise CliError("the query file and --input cannot both be standard input", EXIT_USAGE)
     input_format = _run_formats(args)
     rejected_path = _rejected_path(args)
     _check_rejected_format(rejected_path)
@@ -756,7 +771,8 @@ def cmd_explain(args: argparse.Namespace, out: Console) -> int:
             for path, query in loaded
             for label, statement in _statements(query)
         ]
-        targets = picture_paths(args.png, [(Path(p).stem, label) for p, label, _ in drawings])
+        stems = [("stdin" if is_stdio(p) else Path(p).stem, label) for p, label, _ in drawings]
+        targets = picture_paths(args.png, stems)
         _refuse_overwrites(
             [("query file", str(p)) for p, _, _ in drawings], [("--png", str(t)) for t in targets]
         )
@@ -769,7 +785,9 @@ def cmd_explain(args: argparse.Namespace, out: Console) -> int:
         from kleene.io.automaton import diagram_from_query, draw_png
 
         for (path, label, statement), target in zip(drawings, targets, strict=True):
-            title = f"{Path(path).name}" + (f" · {label}" if label else "")
+            title = ("stdin" if is_stdio(path) else Path(path).name) + (
+                f" · {label}" if label else ""
+            )
             drawn = draw_png(diagram_from_query(statement, title=title), target)
             out.print(f"automaton drawn to {drawn}", markup=False, highlight=False)
     return EXIT_OK

@@ -347,7 +347,7 @@ def test_an_unreadable_query_file_is_named(
     query.write_bytes(b"PATTERN SEQ(A a, B b) WHERE a.x = '\xff'")
     done = run_main(monkeypatch, "explain", query)
     assert done.code == 1
-    assert f"{query}: the query file is not UTF-8 text" in done.stderr
+    assert f"{query}: the query is not UTF-8 text" in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -621,3 +621,31 @@ def test_real_subprocess_overwrite_refusal_exit_code(query: Path, events_jsonl: 
     done = run_kleene("run", query, "-i", events_jsonl, "-o", events_jsonl)
     assert done.returncode == 2
     assert "refusing to overwrite" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_query_from_standard_input(
+    monkeypatch: pytest.MonkeyPatch, events_jsonl: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "m.jsonl"
+    done = run_main(
+        monkeypatch, "run", "-", "-i", events_jsonl, "-o", output, "-q", stdin=QUERY.encode()
+    )
+    assert done.code == 0, done.stderr
+    assert canonical(read_jsonl(output)) == _expected()
+    done = run_main(monkeypatch, "explain", "-", stdin=b"PATTERN SEQ(A a, B b WHERE")
+    assert done.code == 2 and "standard input: line 1, column 22" in done.stderr
+    done = run_main(
+        monkeypatch, "run", "-", "-i", "-", "--input-format", "jsonl", "-o", output, stdin=b""
+    )
+    assert done.code == 2 and "cannot both be standard input" in done.stderr
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf"])
+def test_allowed_lateness_must_be_a_finite_non_negative_number(
+    value: str, monkeypatch: pytest.MonkeyPatch, query: Path, events_jsonl: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "m.jsonl"
+    done = run_main(
+        monkeypatch, "run", query, "-i", events_jsonl, "-o", output, "--allowed-lateness", value
+    )
+    assert done.code == 2 and "--allowed-lateness: must be a finite number" in done.stderr
