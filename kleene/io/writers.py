@@ -66,8 +66,11 @@ def replacing(path: Path) -> Iterator[Path]:
 def partial_beside(path: Path) -> Path:
     """A new empty temporary file in ``path``'s folder (created if needed) whose name ends
     with ``path``'s name, so its suffixes tell the same format and compression."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=".kleene-", suffix="-" + path.name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=".kleene-", suffix="-" + path.name)
+    except OSError as exc:  # name the file asked for, not the temporary one
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
     os.close(handle)
     return Path(name)
 

@@ -649,3 +649,18 @@ def test_allowed_lateness_must_be_a_finite_non_negative_number(
         monkeypatch, "run", query, "-i", events_jsonl, "-o", output, "--allowed-lateness", value
     )
     assert done.code == 2 and "--allowed-lateness: must be a finite number" in done.stderr
+
+
+def test_an_output_that_cannot_be_created_is_named(
+    monkeypatch: pytest.MonkeyPatch, query: Path, events_jsonl: Path, tmp_path: Path
+) -> None:
+    import tempfile
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise PermissionError(13, "Permission denied", str(tmp_path / ".kleene-x-m.jsonl"))
+
+    output = tmp_path / "m.jsonl"
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    done = run_main(monkeypatch, "run", query, "-i", events_jsonl, "-o", output)
+    assert done.code == 1
+    assert done.stderr == f"kleene: error: {output}: Permission denied\n"
