@@ -1,8 +1,10 @@
-"""Event files in and match files out: CSV, JSON lines and Parquet.
+"""Event files in and match files out: CSV, JSON lines (or a JSON array) and Parquet
+(a file or a dataset directory); ``-`` is standard input or output.
 
 Readers give a :class:`pyarrow.Table` (or a pandas DataFrame when a JSON lines file mixes
 value kinds in one field); writers take tables, :class:`kleene.Match` objects and
-:class:`kleene.match.RejectedEvent` objects.
+:class:`kleene.match.RejectedEvent` objects, and write each file through a temporary
+file renamed when complete.
 """
 
 from kleene.io.formats import STDIO, Format, FormatError, infer_format, is_stdio
