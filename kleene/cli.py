@@ -166,8 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument(
         "--png",
         metavar="PATH",
-        help="also draw each automaton: PATH.png for a single one, else PATH.<name>.png; "
-        "a PATH not ending in .png is a folder of <file>[.<statement>].png",
+        help="also draw each automaton. X.png: one picture to X.png, several to "
+        "X.<statement>.png (X.<file>.<statement>.png for several files); any other PATH is "
+        "a folder of <file>.png and <file>.<statement>.png",
     )
     _add_query_options(explain)
 
