@@ -1,14 +1,21 @@
 """The ``kleene`` command: run a query over an event file, explain a query, generate data.
 
     kleene run QUERY_FILE --input EVENTS --output MATCHES [--engine local|spark] ...
-    kleene explain QUERY_FILE [--png FILE]
+    kleene explain QUERY_FILE... [--png FILE.png|DIR]
     kleene generate stock --events N --symbols K --increase-prob P --seed S -o FILE
     kleene generate hadoop --jobs J --nodes K --seed S -o FILE
+    kleene --version
 
-Exit codes: 0 success; 2 a usage error (unknown option, bad ``--format``, a file
-extension that names no format) or a query error (printed with line, column and a
-caret, no traceback); 1 a failure while running (a missing query or input file, an
-unreadable input, a resource limit, Spark not installed).
+``-`` as ``--input`` reads standard input (give ``--input-format``); as ``--output``
+it writes standard output (give ``--output-format``), and the progress and summary go
+to standard error. Outputs are written through a temporary file renamed at the end, and
+an output that is an input (the events or the query file) is refused.
+
+Exit codes: 0 success; 2 a usage error (unknown option, bad ``--input-format``, a file
+extension that names no format, an output that would overwrite an input) or a query
+error (printed with line, column and a caret, no traceback); 1 a failure while running
+(a missing query or input file, an unreadable input, a resource limit, Spark not
+installed).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import argparse
 import contextlib
 import json
 import os
+import sys
 import time
 import traceback
 from collections.abc import Sequence
@@ -42,8 +50,12 @@ from kleene.io import (
     FormatError,
     MatchSink,
     RejectedSink,
+    UnwrittenRejected,
     default_rejected_path,
     infer_format,
+    input_format,
+    is_json_array,
+    is_stdio,
     read_events,
     write_table,
 )
@@ -54,6 +66,8 @@ if TYPE_CHECKING:
     from kleene.query import Query
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+FORMATS = [f.value for f in Format]
+RESULT_FORMATS = [Format.JSONL.value, Format.PARQUET.value]
 DEFAULT_BATCH = 65_536
 STRATEGIES = (
     "strict-contiguity",
@@ -98,15 +112,35 @@ def build_parser() -> argparse.ArgumentParser:
         description="Complex event processing with SASE+ pattern queries.",
         epilog="Exit codes: 0 ok, 1 runtime failure, 2 usage or query error.",
     )
+    parser.add_argument("--version", action="version", version=f"kleene {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="match a query over an event file")
-    run.add_argument("query_file", metavar="QUERY_FILE", help="file holding the query text")
-    run.add_argument("--input", "-i", required=True, help="events: .csv, .jsonl or .parquet")
-    run.add_argument("--format", choices=[f.value for f in Format], help="input format")
-    run.add_argument("--output", "-o", required=True, help="matches: .jsonl or .parquet")
     run.add_argument(
-        "--rejected", help="where rejected events go (default: <output>.rejected.jsonl)"
+        "query_file", metavar="QUERY_FILE", help="file holding the query text (- for stdin)"
+    )
+    run.add_argument(
+        "--input",
+        "-i",
+        required=True,
+        help="events: .csv, .jsonl, .json (lines or an array), .parquet or a Parquet "
+        "dataset directory; - for standard input",
+    )
+    run.add_argument(
+        "--input-format",
+        "--format",
+        dest="input_format",
+        choices=FORMATS,
+        help="input format, when the extension does not tell (--format: older name)",
+    )
+    run.add_argument(
+        "--output", "-o", required=True, help="matches: .jsonl or .parquet; - for standard output"
+    )
+    run.add_argument("--output-format", choices=RESULT_FORMATS, help="format of the matches file")
+    run.add_argument(
+        "--rejected",
+        help="where rejected events go (default: <output>.rejected.jsonl; with --output -, "
+        "they are only counted unless given)",
     )
     run.add_argument("--engine", choices=("local", "spark"), default="local")
     run.add_argument("--master", help="Spark master URL (default local[*]); spark engine only")
@@ -116,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_query_options(run)
     run.add_argument(
         "--allowed-lateness",
-        type=float,
+        type=_non_negative_float,
         default=0.0,
         help="how far (in time units) an event may arrive out of time order",
     )
@@ -125,9 +159,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
 
-    explain = commands.add_parser("explain", help="show the compiled automaton of a query")
-    explain.add_argument("query_file", metavar="QUERY_FILE")
-    explain.add_argument("--png", metavar="FILE", help="also draw the automaton to a PNG")
+    explain = commands.add_parser(
+        "explain", help="show the compiled automaton of queries and programs"
+    )
+    explain.add_argument("query_files", metavar="QUERY_FILE", nargs="+")
+    explain.add_argument(
+        "--png",
+        metavar="PATH",
+        help="also draw each automaton. X.png: one picture to X.png, several to "
+        "X.<statement>.png (X.<file>.<statement>.png for several files); any other PATH is "
+        "a folder of <file>.png and <file>.<statement>.png",
+    )
     _add_query_options(explain)
 
     generate = commands.add_parser("generate", help="generate a workload")
@@ -138,8 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     stock.add_argument("--increase-prob", "-p", type=float, default=0.7)
     stock.add_argument("--seed", "-s", type=int, default=0)
     stock.add_argument("--step", type=_non_negative_int, default=1, help="price step (1)")
-    stock.add_argument("--output", "-o", required=True, help="a .csv, .jsonl or .parquet file")
-    stock.add_argument("--format", choices=[f.value for f in Format])
+    _add_output_options(stock)
     hadoop = workloads.add_parser(
         "hadoop", help="a Hadoop cluster-monitoring trace (SIGMOD 2014, section 6.5)"
     )
@@ -147,9 +188,27 @@ def build_parser() -> argparse.ArgumentParser:
     hadoop.add_argument("--nodes", type=_positive_int, default=20)
     hadoop.add_argument("--seed", "-s", type=int, default=0)
     hadoop.add_argument("--straggler-prob", type=float, default=0.02)
-    hadoop.add_argument("--output", "-o", required=True, help="a .csv, .jsonl or .parquet file")
-    hadoop.add_argument("--format", choices=[f.value for f in Format])
+    _add_output_options(hadoop)
     return parser
+
+
+def _version() -> str:
+    from kleene import __version__
+
+    return __version__
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--output", "-o", required=True, help="a .csv, .jsonl or .parquet file; - for stdout"
+    )
+    parser.add_argument(
+        "--output-format",
+        "--format",
+        dest="output_format",
+        choices=FORMATS,
+        help="output format, when the extension does not tell (--format: older name)",
+    )
 
 
 def _add_query_options(parser: argparse.ArgumentParser) -> None:
@@ -165,6 +224,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of at least 0, got {text}")
     return value
 
 
@@ -189,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_run(args, out, err)
         if args.command == "explain":
             return cmd_explain(args, out)
-        return cmd_generate(args, out)
+        return cmd_generate(args, out, err)
     except CliError as exc:
         _error(err, str(exc))
         return exc.code
@@ -199,8 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FormatError as exc:
         _error(err, str(exc))
         return EXIT_USAGE
-    except (FileNotFoundError, EventError) as exc:
-        _error(err, str(exc))
+    except EventError as exc:
+        _error(err, _naming_input(args, str(exc)))
         return EXIT_FAILURE
     except KleeneError as exc:
         _error(err, str(exc))
@@ -208,6 +274,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error(err, "interrupted")
         return 130
+    except BrokenPipeError:
+        # the reader of standard output went away (``kleene ... -o - | head``)
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        return EXIT_FAILURE
+    except OSError as exc:
+        _error(err, _os_message(exc))
+        return EXIT_FAILURE
     except Exception as exc:
         if os.environ.get("KLEENE_TRACEBACK"):
             traceback.print_exc()
@@ -217,6 +291,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _error(console: Console, message: str) -> None:
     console.print(f"kleene: error: {message}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _naming_input(args: argparse.Namespace, message: str) -> str:
+    """An event error of ``kleene run`` names the input it came from."""
+    source = getattr(args, "input", None)
+    if args.command != "run" or source is None:
+        return message
+    name = "standard input" if is_stdio(source) else str(source)
+    return message if name in message else f"{name}: {message}"
+
+
+def _os_message(exc: OSError) -> str:
+    if exc.strerror and exc.filename:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc) or type(exc).__name__
 
 
 # --- query files -----------------------------------------------------------------------
@@ -229,9 +318,17 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query | Pr
     from kleene.lang import parse_program
 
     query_path = Path(path)
-    if not query_path.is_file():
+    if not is_stdio(path) and query_path.is_dir():
+        raise CliError(f"the query file {path} is a directory")
+    if not is_stdio(path) and not query_path.is_file():
         raise CliError(f"query file not found: {path}")
-    text = query_path.read_text(encoding="utf-8")
+    try:
+        data = sys.stdin.buffer.read() if is_stdio(path) else query_path.read_bytes()
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{_shown(path, 'standard input')}: the query is not UTF-8 text") from exc
+    except OSError as exc:
+        raise CliError(f"cannot read the query file {path}: {exc.strerror or exc}") from exc
     options: dict[str, Any] = dict(fields)
     if args.strategy:
         options["strategy"] = args.strategy
@@ -243,7 +340,7 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query | Pr
         return kleene.compile(text, **options)
     except QueryError as exc:
         rendered = exc if exc.text else exc.with_text(text)
-        raise CliError(f"{path}: {rendered}", EXIT_USAGE) from exc
+        raise CliError(f"{_shown(path, 'standard input')}: {rendered}", EXIT_USAGE) from exc
 
 
 # --- kleene run ------------------------------------------------------------------------
@@ -251,29 +348,30 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query | Pr
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     started = time.perf_counter()
-    input_format = infer_format(args.input, args.format)
-    output_format = infer_format(args.output)
-    if output_format is Format.CSV:
-        raise CliError("matches are written as .jsonl or .parquet, not CSV", EXIT_USAGE)
-    rejected_path = Path(args.rejected) if args.rejected else default_rejected_path(args.output)
-    rejected_format = infer_format(rejected_path)
-    if rejected_format is Format.CSV:
-        raise CliError("rejected events are written as .jsonl or .parquet", EXIT_USAGE)
+    if is_stdio(args.query_file) and is_stdio(args.input):
+        raise CliError("the query file and --input cannot both be standard input", EXIT_USAGE)
+    input_format = _run_formats(args)
+    rejected_path = _rejected_path(args)
+    _check_rejected_format(rejected_path)
+    _refuse_overwrites(
+        [("input", args.input), ("query file", args.query_file)],
+        [("--output", args.output), ("--rejected", rejected_path)],
+    )
     fields = {
         "time_field": args.time_field,
         "type_field": args.type_field,
         "id_field": args.id_field,
     }
     query = load_query(args.query_file, args, allowed_lateness=args.allowed_lateness, **fields)
-    if not Path(args.input).exists():
+    if not is_stdio(args.input) and not Path(args.input).exists():
         raise CliError(f"input file not found: {args.input}")
     stats = RunStats(
         engine=args.engine,
         query_file=args.query_file,
-        input=args.input,
+        input=_shown(args.input, "standard input"),
         input_format=input_format.value,
-        output=args.output,
-        rejected_path=str(rejected_path),
+        output=_shown(args.output),
+        rejected_path=_shown(rejected_path) if rejected_path else "not written (no --rejected)",
     )
     from kleene.program import Program
 
@@ -283,7 +381,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             "engine only: use --engine local",
             EXIT_USAGE,
         )
-    sinks = _open_sinks(args.output, rejected_path, query)
+    if args.engine == "spark":
+        _check_spark_input(args.input, input_format)
+    sinks = _open_sinks(args.output, args.output_format, rejected_path, query)
     with sinks[0] as matches, sinks[1] as rejected:
         if args.engine == "spark" and not isinstance(query, Program):
             _run_spark(args, query, input_format, matches, rejected, stats)
@@ -291,20 +391,113 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             _run_local(args, query, input_format, matches, rejected, stats, err)
     stats.matches, stats.rejected = matches.count, rejected.count
     stats.seconds = time.perf_counter() - started
+    if rejected_path is None and rejected.count:
+        err.print(
+            f"kleene: warning: {rejected.count:,} rejected events were not written "
+            "(give --rejected FILE to keep them)",
+            markup=False,
+            highlight=False,
+        )
     if not args.quiet:
-        out.print(summary_table(stats))
+        (err if is_stdio(args.output) else out).print(summary_table(stats))
     return EXIT_OK
 
 
+def _run_formats(args: argparse.Namespace) -> Format:
+    """The input's format; checks that the matches' format is one results are written in."""
+    fmt = input_format(args.input, args.input_format, option="--input-format")
+    if infer_format(args.output, args.output_format, option="--output-format") is Format.CSV:
+        raise CliError("matches are written as .jsonl or .parquet, not CSV", EXIT_USAGE)
+    return fmt
+
+
+def _rejected_path(args: argparse.Namespace) -> str | None:
+    """Where rejected events go: --rejected, else beside the output, else (the output is
+    standard output) nowhere."""
+    if args.rejected:
+        if is_stdio(args.rejected) and is_stdio(args.output):
+            raise CliError("--output and --rejected cannot both be standard output", EXIT_USAGE)
+        return str(args.rejected)
+    return None if is_stdio(args.output) else str(default_rejected_path(args.output))
+
+
+def _check_rejected_format(path: str | None) -> None:
+    if path is None or is_stdio(path):
+        return
+    try:
+        fmt = infer_format(path)
+    except FormatError:
+        fmt = Format.CSV
+    if fmt is Format.CSV:
+        raise CliError(
+            f"--rejected {path}: rejected events are written as .jsonl or .parquet, "
+            "give a file name with one of those extensions",
+            EXIT_USAGE,
+        )
+
+
+def _refuse_overwrites(
+    inputs: Sequence[tuple[str, str]], outputs: Sequence[tuple[str, str | None]]
+) -> None:
+    """Refuse an output that is an input (the same file, also through a link), that is
+    another output, or that is a directory. Each item is (what it is, its path)."""
+    written = [(name, path) for name, path in outputs if path and not is_stdio(path)]
+    for name, path in written:
+        if Path(path).is_dir():
+            raise CliError(f"{name} {path} is a directory: give a file name", EXIT_USAGE)
+        for source_name, source in inputs:
+            if not is_stdio(source) and _same_file(source, path):
+                raise CliError(
+                    f"{name} {path} is the {source_name}: refusing to overwrite it, "
+                    "choose another output path",
+                    EXIT_USAGE,
+                )
+    for i, (first, first_path) in enumerate(written):
+        for second, second_path in written[i + 1 :]:
+            if _same_file(first_path, second_path):
+                raise CliError(
+                    f"{first} and {second} name the same file ({first_path})", EXIT_USAGE
+                )
+
+
+def _same_file(first: str | Path, second: str | Path) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one does not exist yet
+        return Path(first).resolve() == Path(second).resolve()
+
+
+def _shown(path: str | Path, stdio: str = "standard output") -> str:
+    return stdio if is_stdio(path) else str(path)
+
+
+def _check_spark_input(path: str, fmt: Format) -> None:
+    if is_stdio(path):
+        raise CliError("the spark engine reads files, not standard input", EXIT_USAGE)
+    if fmt is Format.JSONL and Path(path).is_file() and is_json_array(path):
+        raise CliError(
+            f"{path} is a JSON array; the spark engine reads JSON lines (one object per "
+            "line): convert it, or use --engine local",
+            EXIT_USAGE,
+        )
+
+
 def _open_sinks(
-    output: str, rejected: Path, query: Query | Program
+    output: str, output_format: str | None, rejected: str | None, query: Query | Program
 ) -> tuple[MatchSink, RejectedSink]:
     matches = MatchSink(
         output,
+        output_format,
         variables=getattr(query, "variables", ()),
         partition_names=getattr(query, "partition_attributes", ()),
     )
-    return matches, RejectedSink(rejected)
+    if rejected is None:
+        return matches, UnwrittenRejected()
+    try:
+        return matches, RejectedSink(rejected, Format.JSONL if is_stdio(rejected) else None)
+    except BaseException:
+        matches.abort()
+        raise
 
 
 def _run_local(
@@ -566,33 +759,100 @@ def summary_table(stats: RunStats) -> Table:
 
 
 def cmd_explain(args: argparse.Namespace, out: Console) -> int:
-    from kleene.program import Program
-
-    query = load_query(args.query_file, args)
-    out.print(query.explain(), markup=False, highlight=False, soft_wrap=True)
-    if args.png and isinstance(query, Program):
-        raise CliError("--png draws the automaton of a single query, not of a program")
+    """Print each file's compiled plan (a header names the file when there are several);
+    with ``--png``, draw every automaton: one per query, one per statement of a program."""
+    loaded = [(path, load_query(path, args)) for path in args.query_files]
+    for number, (path, query) in enumerate(loaded):
+        if len(loaded) > 1:
+            out.print(("\n" if number else "") + f"# {path}", markup=False, highlight=False)
+        out.print(query.explain(), markup=False, highlight=False, soft_wrap=True)
     if args.png:
-        from kleene.io.automaton import diagram_from_query, draw_png
-
+        drawings = [
+            (path, label, statement)
+            for path, query in loaded
+            for label, statement in _statements(query)
+        ]
+        stems = [("stdin" if is_stdio(p) else Path(p).stem, label) for p, label, _ in drawings]
+        targets = picture_paths(args.png, stems)
+        _refuse_overwrites(
+            [("query file", str(p)) for p, _, _ in drawings], [("--png", str(t)) for t in targets]
+        )
         try:
             import matplotlib  # noqa: F401
         except ImportError as exc:
             raise CliError(
                 "drawing the automaton needs matplotlib: pip install 'kleene[bench]'"
             ) from exc
-        path = draw_png(diagram_from_query(query), args.png)
-        out.print(f"automaton drawn to {path}", markup=False)
+        from kleene.io.automaton import diagram_from_query, draw_png
+
+        for (path, label, statement), target in zip(drawings, targets, strict=True):
+            title = ("stdin" if is_stdio(path) else Path(path).name) + (
+                f" · {label}" if label else ""
+            )
+            drawn = draw_png(diagram_from_query(statement, title=title), target)
+            out.print(f"automaton drawn to {drawn}", markup=False, highlight=False)
     return EXIT_OK
+
+
+def _statements(query: Query | Program) -> list[tuple[str | None, Query]]:
+    """The queries to draw, each with its label: none for a single query; for a program,
+    the DEFINE name or ``returned``, with ``-2``, ``-3``... for further UNION branches."""
+    from kleene.program import Program
+
+    if not isinstance(query, Program):
+        return [(None, query)]
+    groups = [*query.definitions.items(), ("returned", query.queries)]
+    return [
+        (name if k == 0 else f"{name}-{k + 1}", branch)
+        for name, branches in groups
+        for k, branch in enumerate(branches)
+    ]
+
+
+def picture_paths(target: str, drawings: Sequence[tuple[str, str | None]]) -> list[Path]:
+    """Where ``--png TARGET`` draws each automaton, given its (file stem, statement label).
+
+    A TARGET ending in ``.png`` is the file of a single automaton; with several, each goes
+    to ``TARGET-without-.png.NAME.png``, NAME being the statement label, prefixed with the
+    file stem when several files are drawn. Any other TARGET is a folder (created when
+    missing) holding ``STEM.png`` per query file and ``STEM.LABEL.png`` per statement.
+    """
+    base = Path(target)
+    several_files = len({stem for stem, _ in drawings}) > 1
+    if base.suffix.lower() == ".png":
+        if len(drawings) == 1:
+            return [base]
+        names = [
+            ".".join(part for part in (stem if several_files else None, label) if part)
+            for stem, label in drawings
+        ]
+        paths = [base.with_name(f"{base.stem}.{name}.png") for name in names]
+    else:
+        if base.exists() and not base.is_dir():
+            raise CliError(f"--png {target} is neither a .png file name nor a folder", EXIT_USAGE)
+        paths = [
+            base / (".".join(part for part in (stem, label) if part) + ".png")
+            for stem, label in drawings
+        ]
+    seen: set[Path] = set()
+    for path in paths:
+        if path in seen:
+            raise CliError(
+                f"two automata would be drawn to {path}: give query files of different names",
+                EXIT_USAGE,
+            )
+        seen.add(path)
+    return paths
 
 
 # --- kleene generate -------------------------------------------------------------------
 
 
-def cmd_generate(args: argparse.Namespace, out: Console) -> int:
+def cmd_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
     from kleene.datagen import hadoop, stock
 
-    fmt = infer_format(args.output, args.format)
+    fmt = infer_format(args.output, args.output_format, option="--output-format")
+    _refuse_overwrites([], [("--output", args.output)])
     started = time.perf_counter()
     try:
         if args.workload == "hadoop":
@@ -615,8 +875,9 @@ def cmd_generate(args: argparse.Namespace, out: Console) -> int:
         raise CliError(str(exc), EXIT_USAGE) from exc
     write_table(table, args.output, fmt)
     seconds = time.perf_counter() - started
-    out.print(
-        f"wrote {table.num_rows:,} {what} to {args.output} ({fmt.value}) in {seconds:.2f} s",
+    (err if is_stdio(args.output) else out).print(
+        f"wrote {table.num_rows:,} {what} to {_shown(args.output)} ({fmt.value}) "
+        f"in {seconds:.2f} s",
         markup=False,
         highlight=False,
     )

@@ -4,13 +4,17 @@ JSON lines sinks write each record as it arrives. Parquet sinks gather the recor
 write one table on close, with typed columns: ``ids`` is a struct of one list per
 variable, ``partition`` a struct keyed by the partition attributes when they are known
 (else a list), and each RETURN value its own column. A column whose values cannot share
-one Arrow type is written as JSON text. A sink used as a context manager removes its file
-when the block fails, so a failed run leaves no partial output.
+one Arrow type is written as JSON text. A sink writes a temporary file beside its target
+and renames it over the target on close; used as a context manager it removes the
+temporary file when the block fails, so a failed run leaves no partial output and an
+older file of that name intact. The path ``-`` writes to standard output.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -20,9 +24,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kleene.collapsed import CollapsedMatch
-from kleene.io.formats import Format, FormatError, infer_format
+from kleene.io.formats import Format, FormatError, infer_format, is_stdio
 from kleene.io.jsonl import dumps, to_jsonable, write_lines
 from kleene.io.records import match_record, rejected_record
+from kleene.io.writers import commit, partial_beside
 from kleene.match import Match, RejectedEvent
 
 
@@ -37,15 +42,18 @@ class _RecordSink:
 
     def __init__(self, path: str | Path, fmt: str | Format | None = None) -> None:
         self.path = Path(path)
-        self.format = infer_format(self.path, fmt)
+        self.format = infer_format(self.path, fmt, option="--output-format")
         if self.format is Format.CSV:
             raise FormatError(f"{self.path}: results are written as JSON lines or Parquet")
         self.count = 0
         self._records: list[dict[str, Any]] = []
         self._stream: IO[str] | None = None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._partial = None if is_stdio(path) else partial_beside(self.path)
         if self.format is Format.JSONL:
-            self._stream = self.path.open("w", encoding="utf-8")
+            if self._partial is None:
+                self._stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8")
+            else:
+                self._stream = self._partial.open("w", encoding="utf-8")
 
     def _write(self, records: list[dict[str, Any]]) -> None:
         self.count += len(records)
@@ -60,20 +68,40 @@ class _RecordSink:
     def close(self) -> None:
         """Finish the file. Safe to call twice."""
         if self._stream is not None:
-            self._stream.close()
-            self._stream = None
+            self._end_stream()
         elif self.format is Format.PARQUET and self._records is not None:
-            pq.write_table(self._table(self._records), self.path)
+            table = self._table(self._records)
+            if self._partial is None:
+                data = io.BytesIO()
+                pq.write_table(table, data)
+                sys.stdout.buffer.write(data.getvalue())
+                sys.stdout.buffer.flush()
+            else:
+                pq.write_table(table, self._partial)
             self._records = []
             self.format = Format.JSONL  # nothing left to write on a second close
+        if self._partial is not None:
+            commit(self._partial, self.path)
+            self._partial = None
 
     def abort(self) -> None:
-        """Give up: close and remove the file, so a failed run leaves no partial output."""
+        """Give up: close and remove the temporary file, so a failed run leaves no partial
+        output (and an older file at the path is left as it was)."""
         if self._stream is not None:
-            self._stream.close()
-            self._stream = None
+            self._end_stream()
         self._records = []
-        self.path.unlink(missing_ok=True)
+        if self._partial is not None:
+            self._partial.unlink(missing_ok=True)
+            self._partial = None
+
+    def _end_stream(self) -> None:
+        assert self._stream is not None
+        if isinstance(self._stream, io.TextIOWrapper) and self._partial is None:
+            self._stream.flush()
+            self._stream.detach()  # standard output stays open
+        else:
+            self._stream.close()
+        self._stream = None
 
     def __enter__(self) -> Self:
         return self
@@ -155,6 +183,22 @@ class RejectedSink(_RecordSink):
         return pa.table({key: _column([r[key] for r in records], types[key]) for key in types})
 
 
+class UnwrittenRejected(RejectedSink):
+    """Rejected events counted but written nowhere: where matches go to standard output
+    and no file for the rejected events was given."""
+
+    def __init__(self) -> None:
+        self.path = Path("-")
+        self.format = Format.JSONL
+        self.count = 0
+        self._records = []
+        self._stream = None
+        self._partial = None
+
+    def _write(self, records: list[dict[str, Any]]) -> None:
+        self.count += len(records)
+
+
 def _column(values: list[Any], empty_type: pa.DataType | None) -> pa.Array:
     """An Arrow column of ``values``: typed when Arrow can, else JSON text per value."""
     if not values and empty_type is not None:
@@ -174,4 +218,4 @@ def _column(values: list[Any], empty_type: pa.DataType | None) -> pa.Array:
     )
 
 
-__all__ = ["MatchSink", "RejectedSink", "default_rejected_path", "dumps"]
+__all__ = ["MatchSink", "RejectedSink", "UnwrittenRejected", "default_rejected_path", "dumps"]

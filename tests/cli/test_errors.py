@@ -13,6 +13,7 @@ import pytest
 
 from kleene.datagen.stock import generate
 from kleene.io import write_table
+from tests.cli.inprocess import run_main
 from tests.cli.support import EXAMPLES
 from tests.cli.support import kleene as run_kleene
 
@@ -87,7 +88,21 @@ def test_unknown_extension_is_a_usage_error(events: Path, tmp_path: Path) -> Non
     odd.write_bytes(events.read_bytes())
     done = run_kleene("run", RISING, "-i", odd, "-o", tmp_path / "m.jsonl")
     assert done.returncode == 2
-    assert "--format" in done.stderr and "Traceback" not in done.stderr
+    assert "give it with --input-format" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_unknown_output_extension_names_the_output_option(
+    events: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = run_main(monkeypatch, "run", RISING, "-i", events, "-o", tmp_path / "m.out")
+    assert done.code == 2
+    assert "give it with --output-format" in done.stderr and "Traceback" not in done.stderr
+    output = tmp_path / "m.out"
+    done = run_main(
+        monkeypatch, "run", RISING, "-i", events, "-o", output, "--output-format", "parquet"
+    )
+    assert done.code == 0, done.stderr
+    assert output.read_bytes()[:4] == b"PAR1"
 
 
 def test_csv_output_is_a_usage_error(events: Path, tmp_path: Path) -> None:
