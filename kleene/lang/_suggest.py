@@ -101,9 +101,14 @@ def _misspelled(
     if len(word) < 3 or word[0].isdigit():
         return None
     normal = word.lower().replace("-", "_")
+    following = text[start + len(word) :].lstrip()[:1]
+    if normal == "not" and following not in (".", "["):
+        return start, (
+            f"'{word}' cannot stand here, after an operator: put the negated condition in "
+            "parentheses, as in a.ok = (not b.ok)"
+        )
     if normal in _ALL_WORDS:
         return None
-    following = text[start + len(word) :].lstrip()[:1]
     function = _close(normal, FUNCTIONS, 0.6) if following == "(" else None
     strategy = _close(normal, STRATEGIES, 0.75)
     after_where = _AFTER_WHERE.search(text[:start]) is not None
