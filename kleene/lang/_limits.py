@@ -60,7 +60,8 @@ def check_limits(tree: Tree, text: str) -> None:
                 extra = terms[MAX_DEPTH + 1]
                 raise fail(
                     f"this '{_CHAIN_WORDS[node.data]}' chain has more than {MAX_DEPTH + 1} "
-                    "terms (the limit of an expression's width); split the condition",
+                    "terms (the limit of an expression's width): group them in parentheses, as in "
+                    "(x or y) or (z or w)",
                     _start(extra),
                 )
             deepest += len(terms) - 1

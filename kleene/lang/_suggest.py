@@ -133,7 +133,6 @@ def _misspelled(
         )
     if function or (following == "(" and ("DOT" in expected or "LSQB" in expected)):
         return start, (
-            f"unknown function '{word}'{_guess(function)}: the functions are "
-            f"{_listing(FUNCTIONS)}"
+            f"unknown function '{word}'{_guess(function)}: the functions are {_listing(FUNCTIONS)}"
         )
     return None

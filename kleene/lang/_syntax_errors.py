@@ -160,12 +160,13 @@ def _unexpected_token(error: UnexpectedToken, text: str) -> tuple[int, int, str]
     comment = _unterminated_comment(text, at)
     if comment is not None:
         return comment[0], comment[1], _UNTERMINATED_COMMENT
-    if token.type == "$END":
-        line, column = _end_position(text)
-        return line, column, f"unexpected end of the query: expected {describe_expected(expected)}"
-    hint = near_miss(text, at, expected)
+    end = token.type == "$END"
+    hint = near_miss(text, len(text.rstrip()) if end else at, expected)
     if hint is not None:
         return (*position(text, hint[0]), hint[1])
+    if end:
+        line, column = _end_position(text)
+        return line, column, f"unexpected end of the query: expected {describe_expected(expected)}"
     line, column = position(text, at)
     if token.type == "COMPARE" and "COMPARE" not in expected:
         return (

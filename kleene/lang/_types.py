@@ -105,7 +105,8 @@ def _binary(expr: ast.Binary, fail: Fail) -> Kind:
     for operand, kind in ((expr.left, left), (expr.right, right)):
         if kind is Kind.BOOLEAN:
             fail(
-                f"'{_op_text(op)}' orders numbers, strings or timestamps, but {_describe(operand, kind)}",
+                f"'{_op_text(op)}' orders numbers, strings or timestamps, but "
+                f"{_describe(operand, kind)}",
                 operand.span,
             )
     if {left, right} == {Kind.NUMBER, Kind.STRING}:

@@ -54,9 +54,11 @@ def _pattern(draw: Any) -> list[tuple[str, str, str]]:
 
 def _component(comp: tuple[str, str, str]) -> str:
     type_, var, shape = comp
-    return {"single": f"{type_} {var}", "kleene": f"{type_}+ {var}[]", "negated": f"!({type_} {var})"}[
-        shape
-    ]
+    return {
+        "single": f"{type_} {var}",
+        "kleene": f"{type_}+ {var}[]",
+        "negated": f"!({type_} {var})",
+    }[shape]
 
 
 @st.composite
@@ -139,10 +141,12 @@ def grammar_queries(draw: Any) -> str:
         text += f"{draw(_blank())}WITHIN {amount}{draw(st.sampled_from(UNITS))}"
     if draw(st.booleans()):
         items = draw(st.lists(_expressions(comps), min_size=1, max_size=2))
-        aliases = [f" AS r{k}" if draw(st.booleans()) else "" for k in range(len(items))]
-        text += f"{draw(_blank())}RETURN " + ", ".join(i + a for i, a in zip(items, aliases))
+        named = [i + (f" AS r{k}" if draw(st.booleans()) else "") for k, i in enumerate(items)]
+        text += f"{draw(_blank())}RETURN " + ", ".join(named)
     if draw(st.integers(0, 3)) == 0:
-        text += " OUTPUT " + draw(st.sampled_from(("ALL", "NON-OVERLAP", "COLLAPSED", "non_ovrlap")))
+        text += " OUTPUT " + draw(
+            st.sampled_from(("ALL", "NON-OVERLAP", "COLLAPSED", "non_ovrlap"))
+        )
     return text
 
 

@@ -33,8 +33,10 @@ def assert_inside(error: QueryError, text: str) -> None:
 
 
 @st.composite
-def _streams(draw: Any, types: tuple[str, ...]) -> list[dict[str, Any]]:
-    events = []
+def _streams(draw: Any, types: tuple[str, ...], attrs: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Small streams whose events carry every attribute the query reads (a missing one
+    is the subject of the event checks, not of these)."""
+    events: list[dict[str, Any]] = []
     time = 0
     for k in range(draw(st.integers(0, 7))):
         time += draw(st.integers(0, 2))
@@ -50,6 +52,8 @@ def _streams(draw: Any, types: tuple[str, ...]) -> list[dict[str, Any]]:
                 "symbol": draw(st.sampled_from(("IBM", "SUN"))),
             }
         )
+        for attr in attrs:
+            events[-1].setdefault(attr, draw(st.integers(0, 3)))
     return events
 
 
@@ -87,7 +91,8 @@ def check_text(text: str, data: st.DataObject, *, valid: bool = False) -> None:
         nodes = item.queries if isinstance(item, kleene.Program) else (item,)
         types = {c.event_type for q in nodes for c in q.ast.pattern.components}
         types -= set(getattr(item, "definitions", {}))
-        events = data.draw(_streams(tuple(sorted(types | {"Stock", "E"}))))
+        attrs = {a for q in nodes for a in q.plan.attributes}
+        events = data.draw(_streams(tuple(sorted(types | {"Stock", "E"})), tuple(sorted(attrs))))
         note(repr(events))
         if isinstance(item, kleene.Program):
             _equal(item.run(events), oracle.evaluate_program(item.ast, events))

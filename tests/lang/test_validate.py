@@ -190,7 +190,8 @@ VALID = [
     P + "WHERE [symbol] AND a.x = 1 AND b[i].x > a.x AND b[i].x >= b[i-1].x",
     P + "WHERE b[i].x > avg(b[..i-1].x) AND b[i].y > b[1].y AND c.x < b[b.LEN].x",
     P + "WHERE c.x > avg(b[].x) AND b.LEN >= 3 AND count(b[]) < 10 AND sum(b[].v) > 0",
-    P + "WHERE a.flag = true AND (c.ok = true or not c.bad = true) AND a.x = 'IBM' AND a.name < 'M'",
+    P
+    + "WHERE a.flag = true AND (c.ok = true or not c.bad = true) AND a.x = 'IBM' AND a.name < 'M'",
     P + "WHERE a.x = 'one' AND c.y != 2 AND true",
     P + "WHERE min(b[].name) < 'M' AND max(b[..i-1].x) <= b[i].x",
     "PATTERN SEQ(A a, ~(N n), C c)\nWHERE a.id = n.id AND n.id = c.id AND n.v > 0",
