@@ -17,7 +17,7 @@ from kleene.lang import ast
 from tests.fuzz.query_texts import grammar_queries, mutated_queries, respelled_queries
 
 FUZZ = settings(
-    max_examples=150,
+    max_examples=120,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
