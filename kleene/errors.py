@@ -7,6 +7,40 @@ traceback.
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
+
+# The one definition of a line break in query texts, used for error positions and for
+# the caret line alike: "\r\n", "\r" or "\n". Other vertical whitespace (form feed,
+# vertical tab, U+2028, ...) is a blank inside a line.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text``, split at :data:`LINE_BREAK` only."""
+    return LINE_BREAK.split(text)
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset at which each line of ``text`` starts."""
+    return [0, *(m.end() for m in LINE_BREAK.finditer(text))]
+
+
+def position(text: str, offset: int, starts: list[int] | None = None) -> tuple[int, int]:
+    """The 1-based (line, column) of character ``offset`` of ``text``; ``starts`` is
+    :func:`line_starts` of ``text`` when the caller already has it."""
+    starts = line_starts(text) if starts is None else starts
+    line = bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
+
+
+def _visible(char: str) -> str:
+    """A character as the caret line shows it: a tab stays a tab (so the caret lines up
+    with it), any other control or separator character becomes one blank."""
+    if char == "\t":
+        return char
+    return " " if not char.isprintable() else char
+
 
 class KleeneError(Exception):
     """Base class of every error kleene raises on purpose."""
@@ -38,12 +72,12 @@ class QueryError(KleeneError):
         head = f"line {self.line}, column {self.column}: {self.message}"
         if not self.text:
             return head
-        lines = self.text.splitlines()
+        lines = split_lines(self.text)
         if not 1 <= self.line <= len(lines):
             return head
-        source = lines[self.line - 1]
-        caret = " " * (self.column - 1) + "^"
-        return f"{head}\n  {source}\n  {caret}"
+        source = "".join(map(_visible, lines[self.line - 1]))
+        caret = "".join("\t" if c == "\t" else " " for c in source[: self.column - 1])
+        return f"{head}\n  {source}\n  {caret}^"
 
     def with_text(self, text: str) -> QueryError:
         """The same error, rendered against the full query text."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from itertools import chain
 from typing import Any
 
@@ -11,7 +13,7 @@ from kleene.collapsed import CollapsedMatch, Result
 from kleene.compiler import build_plan
 from kleene.compiler.explain import explain_plan
 from kleene.compiler.plan import Plan
-from kleene.errors import QueryError
+from kleene.errors import QueryError, line_starts, position
 from kleene.events import EventFields
 from kleene.lang import ast, parse, validate
 from kleene.match import Match, RejectedEvent
@@ -35,8 +37,12 @@ def _option(enum: Any, value: Any, name: str) -> Any:
     try:
         return enum.parse(str(value))
     except ValueError:
-        choices = ", ".join(m.value for m in enum)
-        raise QueryError(f"unknown {name} {value!r}; expected one of: {choices}") from None
+        choices = [m.value for m in enum]
+        close = get_close_matches(str(value).lower().replace("-", "_"), choices, n=1, cutoff=0.6)
+        guess = f" (did you mean {close[0]}?)" if close else ""
+        raise QueryError(
+            f"unknown {name} {value!r}{guess}; expected one of: {', '.join(choices)}"
+        ) from None
 
 
 class Query:
@@ -69,13 +75,28 @@ class Query:
             strategy=_option(ast.Strategy, strategy, "strategy"),
             output=_option(ast.OutputFormat, output, "output format"),
         )
+        chosen, self.engine_reason = self._choose_engine(engine, output is None)
         self.config = MatcherConfig(
             fields=EventFields(type_field, time_field, id_field),
             allowed_lateness=allowed_lateness,
             max_runs=max_runs,
-            engine=choose_engine(self.plan, engine)[0],
+            engine=chosen,
         )
-        self.engine_reason = choose_engine(self.plan, engine)[1]
+
+    def _choose_engine(self, engine: str, output_from_text: bool) -> tuple[str, str]:
+        """The engine for the plan; a refusal caused by the query's own OUTPUT COLLAPSED
+        points at that clause."""
+        try:
+            return choose_engine(self.plan, engine)
+        except QueryError as error:
+            clause = None
+            if error.line is None and output_from_text and self.ast.output is not None:
+                start = _offset(self.text, self.ast.span)
+                clause = _OUTPUT_COLLAPSED.search(self.text, start)
+            if clause is None:
+                raise
+            line, column = position(self.text, clause.start())
+            raise QueryError(error.message, line=line, column=column, text=self.text) from None
 
     # --- facts about the query ----------------------------------------------------
 
@@ -150,6 +171,16 @@ class Query:
 
     def __repr__(self) -> str:
         return f"kleene.compile({self.text!r})"
+
+
+_OUTPUT_COLLAPSED = re.compile(r"\bOUTPUT\s+COLLAPSED\b", re.IGNORECASE)
+
+
+def _offset(text: str, span: ast.Span) -> int:
+    """The character offset of a span (0 when unknown)."""
+    if span.line < 1:
+        return 0
+    return line_starts(text)[span.line - 1] + span.column - 1
 
 
 def _match_order(m: Result) -> tuple[Any, ...]:

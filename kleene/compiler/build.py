@@ -109,8 +109,10 @@ def build_plan(
         if head is not None:  # a group's loop: every rest state reads what its head does
             masks[k] = masks[head]
 
+    attr_position = {attr: 3 + k for k, attr in enumerate(attributes)}
+
     def attr_index(attr: str) -> int:
-        return 3 + attributes.index(attr)
+        return attr_position[attr]
 
     def slot_code(slot: Slot) -> str:
         return f"V[{layout.index(slot)}]"
@@ -130,7 +132,8 @@ def build_plan(
         relaxed = _edge_function(
             f"relaxed_{index}", comp, kind, early, ctx, layout, attr_index, fixed_only=True
         )
-        deferred = [c for c in conds if c not in early]
+        early_ids = {id(c) for c in early}
+        deferred = [c for c in conds if id(c) not in early_ids]
         tests = (
             [
                 classify(c, comp.var, slot_code, attr_index, f"consistency_{index}_{k}")
@@ -495,8 +498,8 @@ def _kinds(query: ast.Query) -> tuple[dict[tuple[str, str], int], dict[int, str]
     for ref in query.find(ast.AttrRef):
         if ref.attr not in codegen.FIXED_FIELDS:
             find((types[ref.var], ref.attr))
-    roots = sorted({find(x) for x in parent})
-    group_of = {x: roots.index(find(x)) for x in parent}
+    roots = {root: k for k, root in enumerate(sorted({find(x) for x in parent}))}
+    group_of = {x: roots[find(x)] for x in parent}
     group_kind: dict[int, str] = {}
     for leaf, kind in demanded.items():
         group_kind.setdefault(group_of[leaf], kind)

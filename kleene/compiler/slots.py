@@ -8,7 +8,7 @@ layout is fixed at compile time; V itself is an immutable tuple so a run splits 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # A slot is one of:
 #   ("attr", var, "single" | "first" | "last", attr)
@@ -20,12 +20,21 @@ Slot = tuple[str, ...]
 @dataclass(frozen=True)
 class SlotLayout:
     slots: tuple[Slot, ...]
+    _index: dict[Slot, int] = field(init=False, repr=False, compare=False)
+    _by_var: dict[str, list[tuple[int, Slot]]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_var: dict[str, list[tuple[int, Slot]]] = {}
+        for i, s in enumerate(self.slots):
+            by_var.setdefault(s[1], []).append((i, s))
+        object.__setattr__(self, "_index", {s: i for i, s in enumerate(self.slots)})
+        object.__setattr__(self, "_by_var", by_var)
 
     def index(self, slot: Slot) -> int:
-        return self.slots.index(slot)
+        return self._index[slot]
 
     def for_var(self, var: str) -> list[tuple[int, Slot]]:
-        return [(i, s) for i, s in enumerate(self.slots) if s[1] == var]
+        return list(self._by_var.get(var, ()))
 
     def describe(self) -> list[str]:
         """Human-readable names of the columns, for ``explain()``."""

@@ -13,8 +13,9 @@ from importlib import resources
 from lark import Lark, Tree
 from lark.exceptions import UnexpectedInput, VisitError
 
-from kleene.errors import QueryError, QuerySyntaxError
+from kleene.errors import QueryError, QuerySyntaxError, line_starts, position
 from kleene.lang import ast
+from kleene.lang._limits import check_limits
 from kleene.lang._syntax_errors import syntax_error
 from kleene.lang._transform import AstBuilder
 
@@ -44,6 +45,7 @@ def parse_program(text: str) -> ast.Program:
     """Parses a program (DEFINE statements, UNION of queries, or one query) into its AST;
     raises QuerySyntaxError with line and column."""
     tree = parse_tree(text)
+    check_limits(tree, text)
     try:
         program = AstBuilder(text).transform(tree)
     except VisitError as error:
@@ -80,8 +82,9 @@ def strategy_var_spans(text: str) -> list[tuple[str, ast.Span]]:
         tree = _lark().parse(text)
     except UnexpectedInput:
         return []
+    starts = line_starts(text)
     found = [
-        (str(node.children[0]), ast.Span(node.meta.line, node.meta.column))
+        (str(node.children[0]), ast.Span(*position(text, node.meta.start_pos, starts)))
         for node in tree.find_pred(
             lambda t: t.data in ("single_strategy_var", "kleene_strategy_var")
         )

@@ -12,7 +12,8 @@ from collections.abc import Collection
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from kleene.errors import QuerySyntaxError
+from kleene.errors import QuerySyntaxError, position
+from kleene.lang._suggest import near_miss
 
 _WORDS = {
     "PATTERN": "PATTERN",
@@ -139,11 +140,7 @@ def describe_expected(expected: Collection[str]) -> str:
 
 def _end_position(text: str) -> tuple[int, int]:
     """The line and column just after the last non-blank character of ``text``."""
-    stripped = text.rstrip()
-    if not stripped:
-        return 1, 1
-    lines = stripped.split("\n")
-    return len(lines), len(lines[-1]) + 1
+    return position(text, len(text.rstrip()))
 
 
 def _unterminated_comment(text: str, before: int) -> tuple[int, int] | None:
@@ -152,9 +149,7 @@ def _unterminated_comment(text: str, before: int) -> tuple[int, int] | None:
         if found.start() > before:
             return None
         if found.group() == "/*":
-            start = found.start()
-            line = text.count("\n", 0, start) + 1
-            return line, start - (text.rfind("\n", 0, start) + 1) + 1
+            return position(text, found.start())
     return None
 
 
@@ -165,10 +160,14 @@ def _unexpected_token(error: UnexpectedToken, text: str) -> tuple[int, int, str]
     comment = _unterminated_comment(text, at)
     if comment is not None:
         return comment[0], comment[1], _UNTERMINATED_COMMENT
-    if token.type == "$END":
+    end = token.type == "$END"
+    hint = near_miss(text, len(text.rstrip()) if end else at, expected)
+    if hint is not None:
+        return (*position(text, hint[0]), hint[1])
+    if end:
         line, column = _end_position(text)
         return line, column, f"unexpected end of the query: expected {describe_expected(expected)}"
-    line, column = token.line or 1, token.column or 1
+    line, column = position(text, at)
     if token.type == "COMPARE" and "COMPARE" not in expected:
         return (
             line,
@@ -182,12 +181,17 @@ def _unexpected_characters(error: UnexpectedCharacters, text: str) -> tuple[int,
     comment = _unterminated_comment(text, error.pos_in_stream or 0)
     if comment is not None:
         return comment[0], comment[1], _UNTERMINATED_COMMENT
-    rest = text[error.pos_in_stream :]
+    at = error.pos_in_stream or 0
+    rest = text[at:]
     if rest[:1] in ("'", '"'):
         message = "unterminated string: the closing quote is missing on this line"
     else:
+        hint = near_miss(text, at, error.allowed)
+        if hint is not None:
+            return (*position(text, hint[0]), hint[1])
         message = f"unexpected character {rest[:1]!r}: expected {describe_expected(error.allowed)}"
-    return error.line, error.column, message
+    line, column = position(text, at)
+    return line, column, message
 
 
 def syntax_error(error: UnexpectedInput, text: str) -> QuerySyntaxError:

@@ -13,7 +13,9 @@ level of WHERE, and repeated clauses.
 
 from __future__ import annotations
 
+import math
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -21,7 +23,7 @@ from typing import Any
 from lark import Token, Transformer, v_args
 from lark.tree import Meta
 
-from kleene.errors import QuerySyntaxError
+from kleene.errors import QuerySyntaxError, line_starts, position
 from kleene.lang import ast
 
 _COMPARISONS = {
@@ -64,14 +66,6 @@ _STRATEGY_NAME = re.compile(
 )
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 _ESCAPE_RE = re.compile(r"\\(.)", re.DOTALL)
-
-
-def _span(meta: Meta) -> ast.Span:
-    return ast.Span(meta.line, meta.column)
-
-
-def _tspan(token: Token) -> ast.Span:
-    return ast.Span(token.line or 0, token.column or 0)
 
 
 def number_value(text: str) -> int | float:
@@ -127,11 +121,24 @@ class AstBuilder(Transformer[Token, ast.Program]):
     def __init__(self, text: str) -> None:
         super().__init__()
         self._text = text
+        self._starts = line_starts(text)
         # Expressions written in parentheses, by id: such an AND is one WHERE conjunct.
         # Literals read straight from a NUMBER token, by id: `-` folds them into a
         # negative literal. The values keep the nodes alive, so no id is reused.
         self._grouped: dict[int, ast.Expr] = {}
         self._numbers: dict[int, ast.Expr] = {}
+
+    def _span(self, meta: Meta) -> ast.Span:
+        """Where a node starts, by :func:`kleene.errors.position` (not lark's own line
+        count, which knows only "\\n" as a line break)."""
+        if getattr(meta, "empty", True):
+            return ast.Span.unknown()
+        return ast.Span(*position(self._text, meta.start_pos, self._starts))
+
+    def _tspan(self, token: Token) -> ast.Span:
+        if token.start_pos is None:
+            return ast.Span.unknown()
+        return ast.Span(*position(self._text, token.start_pos, self._starts))
 
     def _error(self, message: str, span: ast.Span) -> QuerySyntaxError:
         return QuerySyntaxError(message, line=span.line, column=span.column, text=self._text)
@@ -151,14 +158,14 @@ class AstBuilder(Transformer[Token, ast.Program]):
                     d.span,
                 )
             seen[d.name] = d
-        return ast.Program(tuple(definitions), body, span=_span(meta))
+        return ast.Program(tuple(definitions), body, span=self._span(meta))
 
     def definition(self, meta: Meta, children: list[Any]) -> ast.Definition:
-        return ast.Definition(str(children[1]), children[3], span=_tspan(children[1]))
+        return ast.Definition(str(children[1]), children[3], span=self._tspan(children[1]))
 
     def union(self, meta: Meta, children: list[Any]) -> ast.Union:
         branches = tuple(c for c in children if isinstance(c, ast.Query))
-        return ast.Union(branches, span=_span(meta))
+        return ast.Union(branches, span=self._span(meta))
 
     def query(self, meta: Meta, children: list[Any]) -> ast.Query:
         pattern: ast.Seq = children[0]
@@ -175,7 +182,7 @@ class AstBuilder(Transformer[Token, ast.Program]):
             seen[keyword] = span
             fields.update(values)
         strategy_list = fields.pop("strategy_list", ())
-        query = ast.Query(pattern=pattern, span=_span(meta), **fields)
+        query = ast.Query(pattern=pattern, span=self._span(meta), **fields)
         self._check_strategy_list(pattern, strategy_list)
         self._check_equivalences(query)
         return query
@@ -212,7 +219,7 @@ class AstBuilder(Transformer[Token, ast.Program]):
 
     def seq_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq:
         parts = [c for c in children if isinstance(c, ast.Component | _NegatedSeq | _KleeneSeq)]
-        return ast.Seq(_flatten(parts), span=_tspan(children[1]))
+        return ast.Seq(_flatten(parts), span=self._tspan(children[1]))
 
     def single_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq:
         part = children[1]
@@ -222,32 +229,32 @@ class AstBuilder(Transformer[Token, ast.Program]):
         name = str(token)
         if name.lower() in RESERVED_NAMES or _STRATEGY_NAME.fullmatch(name):
             raise self._error(
-                f"'{name}' is a reserved word and cannot name a variable", _tspan(token)
+                f"'{name}' is a reserved word and cannot name a variable", self._tspan(token)
             )
         return name
 
     def single_component(self, meta: Meta, children: list[Token]) -> ast.Component:
-        return ast.Component(str(children[0]), self._variable(children[1]), span=_span(meta))
+        return ast.Component(str(children[0]), self._variable(children[1]), span=self._span(meta))
 
     def kleene_component(self, meta: Meta, children: list[Token]) -> ast.Component:
         var = self._variable(children[2])
-        return ast.Component(str(children[0]), var, kleene=True, span=_span(meta))
+        return ast.Component(str(children[0]), var, kleene=True, span=self._span(meta))
 
     def negated_component(self, meta: Meta, children: list[Token]) -> ast.Component:
         var = self._variable(children[2])
-        return ast.Component(str(children[1]), var, negated=True, span=_span(meta))
+        return ast.Component(str(children[1]), var, negated=True, span=self._span(meta))
 
     def negated_seq(self, meta: Meta, children: list[Any]) -> _NegatedSeq:
         """``~SEQ(B b, C c)``: no b followed by c in the gap (SIGMOD 2014, section 2.1)."""
         members = self._members(children, "a negated SEQ", "Kleene variables or negations")
-        return _NegatedSeq(members, _span(meta))
+        return _NegatedSeq(members, self._span(meta))
 
     def kleene_seq(self, meta: Meta, children: list[Any]) -> _KleeneSeq:
         """``SEQ(B b, C c)+``: one or more iterations of b then c (SIGMOD 2014, 2.1)."""
         members = self._members(
             children, "a SEQ(...)+ group", "Kleene variables, negations or nested groups"
         )
-        return _KleeneSeq(members, _span(meta))
+        return _KleeneSeq(members, self._span(meta))
 
     def _members(self, children: list[Any], what: str, refused: str) -> tuple[ast.Component, ...]:
         """The single-event members of a nested sequence."""
@@ -268,7 +275,7 @@ class AstBuilder(Transformer[Token, ast.Program]):
         names = [c for c in children[2:-1] if isinstance(c, tuple)]
         return (
             "WHERE",
-            _span(meta),
+            self._span(meta),
             {
                 "strategy": ast.Strategy.parse(children[1]),
                 "strategy_vars": tuple(name for name, _, _ in names),
@@ -280,7 +287,7 @@ class AstBuilder(Transformer[Token, ast.Program]):
     def where_block(self, meta: Meta, children: list[Any]) -> tuple[str, ast.Span, dict]:
         return (
             "WHERE",
-            _span(meta),
+            self._span(meta),
             {
                 "strategy": ast.Strategy.parse(children[1]),
                 "where": self._conjuncts(children[2]),
@@ -290,7 +297,7 @@ class AstBuilder(Transformer[Token, ast.Program]):
     def where_flat(self, meta: Meta, children: list[Any]) -> tuple[str, ast.Span, dict]:
         return (
             "WHERE",
-            _span(meta),
+            self._span(meta),
             {
                 "strategy": ast.Strategy.parse(children[1]),
                 "where": self._conjuncts(children[-1]),
@@ -298,13 +305,13 @@ class AstBuilder(Transformer[Token, ast.Program]):
         )
 
     def where_plain(self, meta: Meta, children: list[Any]) -> tuple[str, ast.Span, dict]:
-        return "WHERE", _span(meta), {"where": self._conjuncts(children[1])}
+        return "WHERE", self._span(meta), {"where": self._conjuncts(children[1])}
 
     def single_strategy_var(self, meta: Meta, children: list[Token]) -> tuple[str, bool, ast.Span]:
-        return str(children[0]), False, _span(meta)
+        return str(children[0]), False, self._span(meta)
 
     def kleene_strategy_var(self, meta: Meta, children: list[Token]) -> tuple[str, bool, ast.Span]:
-        return str(children[0]), True, _span(meta)
+        return str(children[0]), True, self._span(meta)
 
     def _conjuncts(self, expr: ast.Expr | None) -> tuple[ast.Expr, ...]:
         """Splits the top-level (unparenthesised) ``and`` chain into conjuncts, in order."""
@@ -322,29 +329,40 @@ class AstBuilder(Transformer[Token, ast.Program]):
                 conjuncts.append(node)
         return tuple(conjuncts)
 
+    def _number(self, token: Token) -> int | float:
+        """The value of a NUMBER token; a float literal must be finite."""
+        value = number_value(str(token))
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self._error(
+                f"the number {token} is too large: a number literal must be finite "
+                f"(at most about {sys.float_info.max:.1e})",
+                self._tspan(token),
+            )
+        return value
+
     def within_clause(self, meta: Meta, children: list[Any]) -> tuple[str, ast.Span, dict]:
         _, minus, number, unit = children
-        amount = number_value(str(number))
+        amount = self._number(number)
         if minus is not None:
             amount = -amount
         time_unit = None if unit is None else _UNITS[str(unit).lower()]
         return (
             "WITHIN",
-            _span(meta),
+            self._span(meta),
             {
-                "within": ast.Window(amount, time_unit, span=_span(meta)),
+                "within": ast.Window(amount, time_unit, span=self._span(meta)),
             },
         )
 
     def return_clause(self, meta: Meta, children: list[Any]) -> tuple[str, ast.Span, dict]:
-        return "RETURN", _span(meta), {"returns": tuple(children[1:])}
+        return "RETURN", self._span(meta), {"returns": tuple(children[1:])}
 
     def return_item(self, meta: Meta, children: list[Any]) -> ast.ReturnItem:
         expr, _, alias = children
-        return ast.ReturnItem(expr, None if alias is None else str(alias), span=_span(meta))
+        return ast.ReturnItem(expr, None if alias is None else str(alias), span=self._span(meta))
 
     def output_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Span, dict]:
-        return "OUTPUT", _span(meta), {"output": ast.OutputFormat.parse(children[1])}
+        return "OUTPUT", self._span(meta), {"output": ast.OutputFormat.parse(children[1])}
 
     # --- expressions ----------------------------------------------------------------
 
@@ -354,39 +372,38 @@ class AstBuilder(Transformer[Token, ast.Program]):
     def and_op(self, meta: Meta, children: list[Any]) -> ast.Expr:
         return self._chain(ast.BinOp.AND, meta, children)
 
-    @staticmethod
-    def _chain(op: ast.BinOp, meta: Meta, children: list[Any]) -> ast.Expr:
+    def _chain(self, op: ast.BinOp, meta: Meta, children: list[Any]) -> ast.Expr:
         """``x op y op z`` as ``(x op y) op z``; the operator tokens are skipped."""
         operands = [c for c in children if isinstance(c, ast.Expr)]
         result = operands[0]
         for operand in operands[1:]:
-            result = ast.Binary(op, result, operand, span=_span(meta))
+            result = ast.Binary(op, result, operand, span=self._span(meta))
         return result
 
     def not_op(self, meta: Meta, children: list[Any]) -> ast.Expr:
-        return ast.Unary(ast.UnOp.NOT, children[1], span=_span(meta))
+        return ast.Unary(ast.UnOp.NOT, children[1], span=self._span(meta))
 
     def compare(self, meta: Meta, children: list[Any]) -> ast.Expr:
         left, op, right = children
-        return ast.Binary(_COMPARISONS[str(op)], left, right, span=_span(meta))
+        return ast.Binary(_COMPARISONS[str(op)], left, right, span=self._span(meta))
 
     def add(self, meta: Meta, children: list[Any]) -> ast.Expr:
-        return ast.Binary(ast.BinOp.ADD, children[0], children[2], span=_span(meta))
+        return ast.Binary(ast.BinOp.ADD, children[0], children[2], span=self._span(meta))
 
     def subtract(self, meta: Meta, children: list[Any]) -> ast.Expr:
-        return ast.Binary(ast.BinOp.SUB, children[0], children[2], span=_span(meta))
+        return ast.Binary(ast.BinOp.SUB, children[0], children[2], span=self._span(meta))
 
     def arith(self, meta: Meta, children: list[Any]) -> ast.Expr:
         left, op, right = children
-        return ast.Binary(_ARITHMETIC[str(op)], left, right, span=_span(meta))
+        return ast.Binary(_ARITHMETIC[str(op)], left, right, span=self._span(meta))
 
     def neg(self, meta: Meta, children: list[Any]) -> ast.Expr:
         operand = children[1]
         if isinstance(operand, ast.Literal) and id(operand) in self._numbers:
             # `-5` is the literal -5; `-(5)` and `--5` stay unary minus.
             assert isinstance(operand.value, int | float)
-            return ast.Literal(-operand.value, span=_span(meta))
-        return ast.Unary(ast.UnOp.NEG, operand, span=_span(meta))
+            return ast.Literal(-operand.value, span=self._span(meta))
+        return ast.Unary(ast.UnOp.NEG, operand, span=self._span(meta))
 
     def paren(self, meta: Meta, children: list[Any]) -> ast.Expr:
         expr: ast.Expr = children[1]
@@ -395,27 +412,27 @@ class AstBuilder(Transformer[Token, ast.Program]):
         return expr
 
     def number(self, meta: Meta, children: list[Token]) -> ast.Expr:
-        literal = ast.Literal(number_value(str(children[0])), span=_span(meta))
+        literal = ast.Literal(self._number(children[0]), span=self._span(meta))
         self._numbers[id(literal)] = literal
         return literal
 
     def string(self, meta: Meta, children: list[Token]) -> ast.Expr:
-        return ast.Literal(string_value(str(children[0])), span=_span(meta))
+        return ast.Literal(string_value(str(children[0])), span=self._span(meta))
 
     def true(self, meta: Meta, children: list[Token]) -> ast.Expr:
-        return ast.Literal(True, span=_span(meta))
+        return ast.Literal(True, span=self._span(meta))
 
     def false(self, meta: Meta, children: list[Token]) -> ast.Expr:
-        return ast.Literal(False, span=_span(meta))
+        return ast.Literal(False, span=self._span(meta))
 
     def equivalence(self, meta: Meta, children: list[Token]) -> ast.Expr:
-        return ast.Equivalence(tuple(str(c) for c in children), span=_span(meta))
+        return ast.Equivalence(tuple(str(c) for c in children), span=self._span(meta))
 
     def attr_ref(self, meta: Meta, children: list[Token]) -> ast.Expr:
-        return ast.AttrRef(str(children[0]), str(children[1]), span=_span(meta))
+        return ast.AttrRef(str(children[0]), str(children[1]), span=self._span(meta))
 
     def len_ref(self, meta: Meta, children: list[Token]) -> ast.Expr:
-        return ast.LenRef(str(children[0]), span=_span(meta))
+        return ast.LenRef(str(children[0]), span=self._span(meta))
 
     def indexed_ref(self, meta: Meta, children: list[Any]) -> ast.Expr:
         var, (kind, span, of_var), attr = children
@@ -424,50 +441,50 @@ class AstBuilder(Transformer[Token, ast.Program]):
                 f"the last element of {var} is written {var}[{var}.LEN], not {var}[{of_var}.LEN]",
                 span,
             )
-        return ast.AttrRef(str(var), str(attr), kind, span=_span(meta))
+        return ast.AttrRef(str(var), str(attr), kind, span=self._span(meta))
 
     def index_number(self, meta: Meta, children: list[Token]) -> tuple[Any, ...]:
         if str(children[0]) != "1":
             raise self._error(
                 f"unsupported index {children[0]}: use 1, i, i-1 or the variable's .LEN",
-                _span(meta),
+                self._span(meta),
             )
-        return ast.IndexKind.FIRST, _span(meta), None
+        return ast.IndexKind.FIRST, self._span(meta), None
 
     def index_current(self, meta: Meta, children: list[Token]) -> tuple[Any, ...]:
-        return ast.IndexKind.CURRENT, _span(meta), None
+        return ast.IndexKind.CURRENT, self._span(meta), None
 
     def index_previous(self, meta: Meta, children: list[Token]) -> tuple[Any, ...]:
         self._expect_one(children[2], "i-")
-        return ast.IndexKind.PREVIOUS, _span(meta), None
+        return ast.IndexKind.PREVIOUS, self._span(meta), None
 
     def index_last(self, meta: Meta, children: list[Token]) -> tuple[Any, ...]:
-        return ast.IndexKind.LAST, _span(meta), str(children[0])
+        return ast.IndexKind.LAST, self._span(meta), str(children[0])
 
     def _expect_one(self, token: Token, prefix: str) -> None:
         if str(token) != "1":
             raise self._error(
                 f"unsupported index {prefix}{token}: only {prefix}1 (the previous element) "
                 "is allowed",
-                _tspan(token),
+                self._tspan(token),
             )
 
     def agg_func(self, meta: Meta, children: list[Token]) -> tuple[ast.AggFunc, ast.Span]:
-        return ast.AggFunc(str(children[0]).lower()), _span(meta)
+        return ast.AggFunc(str(children[0]).lower()), self._span(meta)
 
     def aggregate_all(self, meta: Meta, children: list[Any]) -> ast.Expr:
         (func, _), var, attr = children
         if attr is None and func is not ast.AggFunc.COUNT:
             raise self._error(
                 f"{func.value} needs an attribute, as in {func.value}({var}[].price)",
-                _span(meta),
+                self._span(meta),
             )
         return ast.Aggregate(
             func,
             str(var),
             ast.AggRange.ALL,
             None if attr is None else str(attr),
-            span=_span(meta),
+            span=self._span(meta),
         )
 
     def aggregate_before(self, meta: Meta, children: list[Any]) -> ast.Expr:
@@ -475,15 +492,15 @@ class AstBuilder(Transformer[Token, ast.Program]):
         if first is not None and str(first) != "1":
             raise self._error(
                 f"unsupported range start {first}: write {var}[..i-1] or {var}[1..i-1]",
-                _tspan(first),
+                self._tspan(first),
             )
         self._expect_one(last, "..i-")
         if attr is None:
             raise self._error(
                 f"{func.value} over {var}[..i-1] needs an attribute, as in "
                 f"{func.value}({var}[..i-1].price)",
-                _span(meta),
+                self._span(meta),
             )
         return ast.Aggregate(
-            func, str(var), ast.AggRange.BEFORE_CURRENT, str(attr), span=_span(meta)
+            func, str(var), ast.AggRange.BEFORE_CURRENT, str(attr), span=self._span(meta)
         )

@@ -2,9 +2,12 @@
 
 Literals, ``v.LEN``, comparisons, ``and``/``or``/``not`` and ``count``/``sum``/``avg``
 have a known kind; attribute references and ``min``/``max`` may hold anything, so they
-never cause an error here. The rules follow docs/semantics.md, "Arithmetic and types":
-arithmetic needs numbers, ordering comparisons need two numbers or two strings, and
-``and``/``or``/``not`` need conditions.
+never cause an error as operands of arithmetic or comparisons. The rules follow
+docs/semantics.md, "Arithmetic and types": arithmetic needs numbers; ordering
+comparisons need two numbers, two strings or two timestamps (never conditions);
+``=``/``!=`` compare values of one kind; ``and``/``or``/``not`` and every WHERE conjunct
+need conditions, which an attribute value is not (write ``a.flag = true``). This module
+is the one place these checks live.
 """
 
 from __future__ import annotations
@@ -28,8 +31,22 @@ _NUMERIC_AGGREGATES = frozenset({ast.AggFunc.COUNT, ast.AggFunc.SUM, ast.AggFunc
 Fail = Callable[[str, ast.Span], None]
 
 
+def _op_text(op: ast.BinOp) -> str:
+    return "=" if op is ast.BinOp.EQ else op.value
+
+
 def _describe(expr: ast.Expr, kind: Kind) -> str:
+    if kind is Kind.ANY:
+        return f"{expr_to_text(expr)} is a value, not a condition"
     return f"{expr_to_text(expr)} is {kind.value}"
+
+
+def require_condition(expr: ast.Expr, what: str, fail: Fail) -> None:
+    """Fails unless ``expr`` is a condition (a comparison, and/or/not, true/false)."""
+    kind = kind_of(expr, fail)
+    if kind is not Kind.BOOLEAN:
+        hint = f" (compare it, as in {expr_to_text(expr)} = true)" if kind is Kind.ANY else ""
+        fail(f"{what} must be a condition, but {_describe(expr, kind)}{hint}", expr.span)
 
 
 def kind_of(expr: ast.Expr, fail: Fail) -> Kind:
@@ -52,47 +69,49 @@ def kind_of(expr: ast.Expr, fail: Fail) -> Kind:
 
 
 def _unary(expr: ast.Unary, fail: Fail) -> Kind:
-    kind = kind_of(expr.operand, fail)
     if expr.op is ast.UnOp.NOT:
-        if kind in (Kind.NUMBER, Kind.STRING):
-            fail(f"'not' needs a condition, but {_describe(expr.operand, kind)}", expr.operand.span)
+        require_condition(expr.operand, "the operand of 'not'", fail)
         return Kind.BOOLEAN
+    kind = kind_of(expr.operand, fail)
     if kind in (Kind.STRING, Kind.BOOLEAN):
         fail(f"unary minus needs a number, but {_describe(expr.operand, kind)}", expr.operand.span)
     return Kind.NUMBER
 
 
 def _binary(expr: ast.Binary, fail: Fail) -> Kind:
-    left = kind_of(expr.left, fail)
-    right = kind_of(expr.right, fail)
     op = expr.op
     if op.is_logical:
-        for operand, kind in ((expr.left, left), (expr.right, right)):
-            if kind in (Kind.NUMBER, Kind.STRING):
-                fail(
-                    f"'{op.value}' needs conditions on both sides, but {_describe(operand, kind)}",
-                    operand.span,
-                )
+        require_condition(expr.left, f"each side of '{op.value}'", fail)
+        require_condition(expr.right, f"each side of '{op.value}'", fail)
         return Kind.BOOLEAN
+    left = kind_of(expr.left, fail)
+    right = kind_of(expr.right, fail)
     if op.is_arithmetic:
         for operand, kind in ((expr.left, left), (expr.right, right)):
             if kind in (Kind.STRING, Kind.BOOLEAN):
                 fail(
-                    f"'{op.value}' needs numbers, but {_describe(operand, kind)}",
+                    f"'{_op_text(op)}' needs numbers, but {_describe(operand, kind)}",
                     operand.span,
                 )
         return Kind.NUMBER
     if op in (ast.BinOp.EQ, ast.BinOp.NE):
+        if Kind.ANY not in (left, right) and left is not right:
+            fail(
+                f"'{_op_text(op)}' compares values of one kind, but {_describe(expr.left, left)} "
+                f"and {_describe(expr.right, right)}",
+                expr.right.span,
+            )
         return Kind.BOOLEAN
     for operand, kind in ((expr.left, left), (expr.right, right)):
         if kind is Kind.BOOLEAN:
             fail(
-                f"'{op.value}' orders numbers or strings, but {_describe(operand, kind)}",
+                f"'{_op_text(op)}' orders numbers, strings or timestamps, but "
+                f"{_describe(operand, kind)}",
                 operand.span,
             )
     if {left, right} == {Kind.NUMBER, Kind.STRING}:
         fail(
-            f"'{op.value}' cannot order a string and a number: "
+            f"'{_op_text(op)}' cannot order a string and a number: "
             f"{_describe(expr.left, left)} and {_describe(expr.right, right)}",
             expr.right.span,
         )

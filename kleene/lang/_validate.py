@@ -17,7 +17,7 @@ from kleene.errors import QueryError
 from kleene.lang import ast
 from kleene.lang._parser import strategy_var_spans
 from kleene.lang._printer import expr_to_text
-from kleene.lang._types import Kind, kind_of
+from kleene.lang._types import kind_of, require_condition
 
 _ITERATOR_INDEXES = frozenset({ast.IndexKind.CURRENT, ast.IndexKind.PREVIOUS})
 
@@ -179,13 +179,7 @@ class _Validator:
             self.check_reference(ref, "WHERE")
         self.check_iteration(refs)
         self.check_negation(refs)
-        kind = kind_of(conjunct, self.fail)
-        if kind in (Kind.NUMBER, Kind.STRING):
-            self.fail(
-                f"a WHERE conjunct must be a condition, but {expr_to_text(conjunct)} is "
-                f"{kind.value}",
-                conjunct.span,
-            )
+        require_condition(conjunct, "a WHERE conjunct", self.fail)
 
     def _unit(self, var: str) -> tuple[ast.Component, ...]:
         """What ``var[i]`` iterates over: its SEQ(...)+ group, or the variable alone."""

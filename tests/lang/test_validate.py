@@ -118,21 +118,45 @@ CASES = [
         P + "WHERE (a.x = 1) < c.y",
         "a.x = 1",
         1,
-        "'<' orders numbers or strings, but a.x = 1 is a condition",
+        "'<' orders numbers, strings or timestamps, but a.x = 1 is a condition",
     ),
     (
         P + "WHERE (a.x + 1 or c.y > 2)",
         "a.x + 1",
         1,
-        "'or' needs conditions on both sides, but a.x + 1 is a number",
+        "each side of 'or' must be a condition, but a.x + 1 is a number",
     ),
     (
         P + "WHERE (c.y > 2 and 'x')",
         "'x'",
         1,
-        "'and' needs conditions on both sides, but 'x' is a string",
+        "each side of 'and' must be a condition, but 'x' is a string",
     ),
-    (P + "WHERE not b.LEN", "b.LEN", 1, "'not' needs a condition, but b.LEN is a number"),
+    (
+        P + "WHERE not b.LEN",
+        "b.LEN",
+        1,
+        "the operand of 'not' must be a condition, but b.LEN is a number",
+    ),
+    # a value is not a condition, whatever the attribute holds at run time
+    (
+        P + "WHERE skip_till_next_match(a, b[], c) { a.v }",
+        "a.v",
+        1,
+        "a WHERE conjunct must be a condition, but a.v is a value, not a condition "
+        "(compare it, as in a.v = true)",
+    ),
+    (P + "WHERE c.ok or a.x > 1", "c.ok", 1, "each side of 'or' must be a condition"),
+    (P + "WHERE not max(b[].x)", "max(b[].x)", 1, "the operand of 'not' must be a condition"),
+    # '=' between known kinds that differ (a condition is not the number 1)
+    (
+        P + "WHERE (a.x > 1) = 1",
+        "1",
+        2,
+        "'=' compares values of one kind, but a.x > 1 is a condition and 1 is a number",
+    ),
+    (P + "WHERE 'abc' != 5", "5", 1, "'!=' compares values of one kind"),
+    (P + "WHERE (a.x > 1) >= (c.y < 2)", "a.x > 1", 1, "'>=' orders numbers, strings or"),
     (
         P + "WHERE a.x + 1",
         "a.x + 1",
@@ -166,7 +190,8 @@ VALID = [
     P + "WHERE [symbol] AND a.x = 1 AND b[i].x > a.x AND b[i].x >= b[i-1].x",
     P + "WHERE b[i].x > avg(b[..i-1].x) AND b[i].y > b[1].y AND c.x < b[b.LEN].x",
     P + "WHERE c.x > avg(b[].x) AND b.LEN >= 3 AND count(b[]) < 10 AND sum(b[].v) > 0",
-    P + "WHERE a.flag AND (c.ok or not c.bad) AND a.x = 'IBM' AND a.name < 'M'",
+    P
+    + "WHERE a.flag = true AND (c.ok = true or not c.bad = true) AND a.x = 'IBM' AND a.name < 'M'",
     P + "WHERE a.x = 'one' AND c.y != 2 AND true",
     P + "WHERE min(b[].name) < 'M' AND max(b[..i-1].x) <= b[i].x",
     "PATTERN SEQ(A a, ~(N n), C c)\nWHERE a.id = n.id AND n.id = c.id AND n.v > 0",
@@ -175,7 +200,7 @@ VALID = [
     P + "WHERE skip_till_next_match(b[]) { b[i].x > b[i-1].x }",
     P + "WITHIN 0.5 seconds",
     P + "RETURN a.x, a.x + 1, b[1].x, b[b.LEN].x AS last, b.LEN, avg(b[].x), count(b[]), c.x AS x",
-    P + "RETURN -a.x, a.x / 2 > 1 AS big, not a.f",
+    P + "RETURN -a.x, a.x / 2 > 1 AS big, not a.f = false",
 ]
 
 
