@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from kleene.runtime.snapshot import Shapes, fail, integer, mapping, number, sequence
+
 Version = tuple[int, ...]
 EntryKey = tuple[int, int]  # (state index, event position)
 # the latest selection(s) of a run: (entry, the label its pointer has, start time)
@@ -104,3 +106,64 @@ class SharedVersionedBuffer:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self) -> Any:
+        """Plain data: per state, its stack of entries as (position, id, time,
+        {version: origins}), bottom first."""
+        entries = self.entries
+        return [[(p, *entries[(s, p)]) for p in stack] for s, stack in enumerate(self.stacks)]
+
+    @classmethod
+    def from_data(cls, data: Any, shapes: Shapes) -> SharedVersionedBuffer:
+        """The buffer of :meth:`to_data`, checked: one stack per state, each entry
+        once, pointers of the right shape."""
+        buffer = cls(shapes.n_states)
+        stacks = sequence(data, "the buffer", list, shapes.n_states)
+        for state, stack in enumerate(stacks):
+            for item in sequence(stack, "a buffer stack"):
+                position, event_id, time, versions = sequence(item, "a buffer entry", tuple, 4)
+                integer(position, "a buffer position", 0)
+                number(time, "a buffer entry's time")
+                for version, origins in mapping(versions, "a buffer entry's pointers").items():
+                    check_version(version)
+                    check_origins(origins, "a buffer pointer")
+                if (state, position) in buffer.entries:
+                    fail("a buffer entry twice")
+                buffer.entries[(state, position)] = [event_id, time, versions]
+                buffer.stacks[state].append(position)
+        return buffer
+
+    def check_reachable(self, origins: Origins, seen: set[tuple[EntryKey, Version]]) -> None:
+        """Every pointer chain from ``origins`` ends at a run's first selection, through
+        entries that exist (so that :meth:`retrieve` cannot fail)."""
+        todo = [(key, label) for key, label, _start in origins]
+        while todo:
+            key, label = todo.pop()
+            if (key, label) in seen:
+                continue
+            seen.add((key, label))
+            entry = self.entries.get(key)
+            if entry is None or label not in entry[2]:
+                fail("a run points to a buffer entry that does not exist")
+            todo += [(k, v) for k, v, _start in entry[2][label]]
+
+
+def check_version(x: Any) -> Version:
+    """A Dewey version: a non-empty tuple of positive integers."""
+    if type(x) is not tuple or not x or any(type(d) is not int or d < 1 for d in x):
+        fail("a run version is not a tuple of positive integers")
+    return x
+
+
+def check_origins(x: Any, what: str) -> Origins:
+    """Pointers: ((state, position), version, start time) triples."""
+    for origin in sequence(x, what, tuple):
+        key, version, start = sequence(origin, what, tuple, 3)
+        state, position = sequence(key, "a buffer key", tuple, 2)
+        integer(state, "a buffer key's state", 0)
+        integer(position, "a buffer key's position", 0)
+        check_version(version)
+        number(start, "a run's start time")
+    return x
