@@ -122,9 +122,25 @@ def unseal(data: Any, kind: bytes, fingerprint: bytes) -> Any:
     return loads(text)
 
 
+_FINGERPRINTS: dict[tuple[int, Any], tuple[Plan, bytes]] = {}
+_CACHED = 256
+
+
 def fingerprint(plan: Plan, config: MatcherConfig) -> bytes:
     """SHA-256 of what a query's state means: its canonical text and the options that
-    change results (see the module docstring)."""
+    change results (see the module docstring). Cached for the latest plans: Spark
+    builds a matcher per key and micro-batch."""
+    cached = _FINGERPRINTS.get((id(plan), config))
+    if cached is not None and cached[0] is plan:
+        return cached[1]
+    if len(_FINGERPRINTS) >= _CACHED:
+        _FINGERPRINTS.clear()
+    found = _fingerprint(plan, config)
+    _FINGERPRINTS[(id(plan), config)] = (plan, found)
+    return found
+
+
+def _fingerprint(plan: Plan, config: MatcherConfig) -> bytes:
     fields = config.fields
     facts = [
         VERSION,
@@ -270,7 +286,7 @@ def _decode_other(tag: int, args: list[Any]) -> Any:
             fail("bad bytes")
     if tag == BIGINT and len(args) == 1 and type(args[0]) is str:
         return int(args[0], 16)
-    if tag == DATETIME and len(args) == 9 and _ints(args, 0, 5, 6, 7, 8):
+    if tag == DATETIME and len(args) == 9 and _ints(args, 0, 5, 6, 9):
         tz = _tz(args[5])
         h, m, s, us, fold, _tz_data, year, month, day = args
         return dt.datetime(year, month, day, h, m, s, us, tzinfo=tz, fold=fold)
