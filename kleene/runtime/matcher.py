@@ -109,7 +109,6 @@ class MatcherState:
     @classmethod
     def from_data(cls, data: Any, matcher: Matcher) -> MatcherState:
         """The state of :meth:`to_data`, checked against the matcher's plan."""
-        shapes = Shapes(matcher.plan)
         fields = fields_of(
             data,
             "the matcher state",
@@ -118,6 +117,11 @@ class MatcherState:
         )
         core, negation, non_overlap, pending, found, reorder = fields[:6]
         learned, time, counters, rejected, rejected_count = fields[6:]
+        for group, kind in mapping(learned, "the learned kinds").items():
+            integer(group, "a kind group", 0)
+            if type(kind) is not str:
+                fail("a learned kind")
+        shapes = Shapes(matcher.plan, learned)
         st = cls(matcher.engine)
         st.core = type(st.core).from_data(core, shapes)
         st.negation = NegationState.from_data(negation, shapes)
@@ -134,10 +138,6 @@ class MatcherState:
             st.pending.append((deadline, integer(seq, "a sequence number", 0), payload(ref)[1]))
         st.pending.sort(key=lambda x: (x[0], x[1]))
         st.reorder = ReorderBuffer.from_data(reorder, shapes)
-        for group, kind in mapping(learned, "the learned kinds").items():
-            integer(group, "a kind group", 0)
-            if type(kind) is not str:
-                fail("a learned kind")
         st.learned_kinds = learned
         st.time_kind, st.tz, st.clock = sequence(time, "the stream time", tuple, 3)
         if st.time_kind not in (None, "number", "datetime"):

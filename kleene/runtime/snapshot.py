@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 
 from kleene.errors import SnapshotError
+from kleene.events import is_missing
 from kleene.lang import to_text
 
 if TYPE_CHECKING:
@@ -406,22 +407,40 @@ def partition_key(x: Any) -> tuple[Any, ...]:
 
 
 class Shapes:
-    """What a plan says the state's values look like, for checking a loaded state."""
+    """What a plan says the state's values look like, for checking a loaded state.
+    ``learned``: the kinds the matcher learned for attribute groups (admission)."""
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, learned: dict[int, str] | None = None) -> None:
+        from kleene.runtime.ingest import value_kind  # ingest reads this module
+
         self.plan = plan
         self.n_states = len(plan.states)
         self.event_length = 3 + len(plan.attributes)
         self.vector_length = len(plan.initial_vector)
         self.n_components = len(plan.positive_vars)
+        self.kind_of = value_kind
+        # event type -> (tuple index, attribute, kind its values must have or None)
+        self.required = {
+            etype: [
+                (plan.attr_index(a), a, _kind(plan, etype, a, learned or {}))
+                for a in attrs
+                if a in plan.attributes
+            ]
+            for etype, attrs in plan.required.items()
+        }
 
     def event(self, x: Any) -> tuple[Any, ...]:
-        """An event tuple (type, time, id, *attributes)."""
+        """An event tuple (type, time, id, *attributes) that admission would let
+        through: every attribute the query reads of its type present and of its kind."""
         if type(x) is not tuple or len(x) != self.event_length:
             fail("an event is not a tuple of its type, time, id and attributes")
         if type(x[0]) is not str:
             fail("an event type is not a string")
         number(x[1], "an event time")
+        for index, attr, kind in self.required.get(x[0], ()):
+            value = x[index]
+            if is_missing(value) or (kind is not None and self.kind_of(value) != kind):
+                fail(f"an event's {attr!r} is missing or not of its kind")
         return x
 
     def vector(self, x: Any) -> tuple[Any, ...]:
@@ -438,3 +457,10 @@ class Shapes:
         integer(position, "a stream position", 0)
         number(time, "a selection's time")
         return x
+
+
+def _kind(plan: Plan, etype: str, attr: str, learned: dict[int, str]) -> str | None:
+    group = plan.kind_groups.get((etype, attr))
+    if group is None:
+        return None
+    return plan.group_kinds.get(group) or learned.get(group)

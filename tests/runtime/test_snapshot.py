@@ -225,7 +225,7 @@ def _small() -> tuple[kleene.Query, bytes]:
 def test_truncated_at_every_length_is_refused() -> None:
     q, data = _small()
     for n in range(len(data)):
-        with pytest.raises(SnapshotError, match="truncated|not a kleene snapshot"):
+        with pytest.raises(SnapshotError, match=r"truncated|not a kleene snapshot"):
             q.matcher(state=data[:n])
 
 
