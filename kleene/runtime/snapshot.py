@@ -56,7 +56,7 @@ _LEVEL = 1  # zlib: the state is rewritten every micro-batch, speed matters most
 
 # container tags of the body's JSON
 LIST, TUPLE, DICT, SET, FROZENSET, BYTES, BIGINT = range(7)
-DATETIME, DATE, TIME, TIMEDELTA, DECIMAL, FIXED_ZONE, NAMED_ZONE = range(7, 14)
+DATETIME, DATE, TIME, TIMEDELTA, DECIMAL, FIXED_ZONE, NAMED_ZONE, REF = range(7, 15)
 _INT64 = 1 << 63
 
 _REDO = "take the snapshot again, or start a matcher without state"
@@ -168,7 +168,7 @@ def digest(facts: Any) -> bytes:
 def dumps(tree: Any) -> bytes:
     """JSON text of a tree of plain values (see the module docstring)."""
     try:
-        return json.dumps(_encode(tree), separators=(",", ":")).encode()
+        return json.dumps(_Encoder().encode(tree), separators=(",", ":")).encode()
     except RecursionError:
         raise SnapshotError("the matcher's state is nested too deeply to be saved") from None
 
@@ -177,7 +177,7 @@ def loads(text: bytes) -> Any:
     """The tree of plain values that :func:`dumps` wrote."""
     try:
         raw = json.loads(text)
-        return _decode(raw)
+        return _Decoder().decode(raw)
     except SnapshotError:
         raise
     except RecursionError:
@@ -186,41 +186,92 @@ def loads(text: bytes) -> Any:
         fail(str(e))
 
 
-def _encode(x: Any) -> Any:
-    t = type(x)
-    if t is str or t is float or t is bool or x is None:
-        return x
-    if t is int:
-        return x if -_INT64 <= x < _INT64 else [BIGINT, hex(x)]
-    if t is tuple:
-        return [TUPLE, *map(_encode, x)]
-    if t is list:
-        return [LIST, *map(_encode, x)]
-    if t is dict:
-        out: list[Any] = [DICT]
-        for k, v in x.items():
-            out += (_encode(k), _encode(v))
-        return out
-    if t is set or t is frozenset:
-        return [SET if t is set else FROZENSET, *map(_encode, x)]
-    if t is bytes:
-        return [BYTES, base64.b64encode(x).decode()]
-    return _encode_other(x)
+class _Encoder:
+    """Tags containers; a tuple met again (the NFA^b buffer shares its pointers and
+    Dewey versions between entries) is written once and then referred to by number,
+    in the order the tuples were completed."""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, int] = {}
+        self.keep: list[tuple[Any, ...]] = []  # alive, so that ids stay unique
+
+    def encode(self, x: Any) -> Any:
+        t = type(x)
+        if t is str or t is float or t is bool or x is None:
+            return x
+        if t is int:
+            return x if -_INT64 <= x < _INT64 else [BIGINT, hex(x)]
+        if t is tuple:
+            if not x:
+                return [TUPLE]
+            seen = self.memo.get(id(x))
+            if seen is not None:
+                return [REF, seen]
+            out = [TUPLE, *map(self.encode, x)]
+            self.memo[id(x)] = len(self.keep)
+            self.keep.append(x)
+            return out
+        if t is list:
+            return [LIST, *map(self.encode, x)]
+        if t is dict:
+            items: list[Any] = [DICT]
+            for k, v in x.items():
+                items += (self.encode(k), self.encode(v))
+            return items
+        if t is set or t is frozenset:
+            return [SET if t is set else FROZENSET, *map(self.encode, x)]
+        if t is bytes:
+            return [BYTES, base64.b64encode(x).decode()]
+        return _encode_other(x, self.encode)
 
 
-def _encode_other(x: Any) -> Any:
+class _Decoder:
+    """Builds the values back; a reference names a tuple completed before it."""
+
+    def __init__(self) -> None:
+        self.tuples: list[tuple[Any, ...]] = []
+
+    def decode(self, x: Any) -> Any:
+        if type(x) is not list:
+            return x  # JSON scalars: None, bool, int, float, str
+        if not x or type(x[0]) is not int:
+            fail("a container without its tag")
+        tag = x[0]
+        if tag == TUPLE:
+            if len(x) == 1:
+                return ()
+            out = tuple(map(self.decode, x[1:]))
+            self.tuples.append(out)
+            return out
+        if tag == REF:
+            if len(x) != 2 or type(x[1]) is not int or not 0 <= x[1] < len(self.tuples):
+                fail("a reference to no earlier tuple")
+            return self.tuples[x[1]]
+        if tag == LIST:
+            return list(map(self.decode, x[1:]))
+        if tag == DICT:
+            if len(x) % 2 == 0:
+                fail("a mapping with a key but no value")
+            items = list(map(self.decode, x[1:]))
+            return _hashed(dict, zip(items[::2], items[1::2], strict=True))
+        if tag in (SET, FROZENSET):
+            return _hashed(set if tag == SET else frozenset, map(self.decode, x[1:]))
+        return _decode_other(tag, x[1:])
+
+
+def _encode_other(x: Any, encode: Callable[[Any], Any]) -> Any:
     base: type[Any]
     for base in (int, float, str, bytes, tuple, list):  # subclasses, e.g. IntEnum
         if isinstance(x, base):
-            return _encode(base(x))
+            return encode(base(x))
     if isinstance(x, np.generic):
-        return _encode(x.item())
+        return encode(x.item())
     if isinstance(x, dt.datetime):
-        return [DATETIME, *_clock(x), x.year, x.month, x.day]
+        return [DATETIME, *_clock(x, encode), x.year, x.month, x.day]
     if isinstance(x, dt.date):
         return [DATE, x.year, x.month, x.day]
     if isinstance(x, dt.time):
-        return [TIME, *_clock(x)]
+        return [TIME, *_clock(x, encode)]
     if isinstance(x, dt.timedelta):
         return [TIMEDELTA, x.days, x.seconds, x.microseconds]
     if isinstance(x, decimal.Decimal):
@@ -234,8 +285,8 @@ def _encode_other(x: Any) -> Any:
     )
 
 
-def _clock(x: dt.datetime | dt.time) -> list[Any]:
-    return [x.hour, x.minute, x.second, x.microsecond, x.fold, _encode(x.tzinfo)]
+def _clock(x: dt.datetime | dt.time, encode: Callable[[Any], Any]) -> list[Any]:
+    return [x.hour, x.minute, x.second, x.microsecond, x.fold, encode(x.tzinfo)]
 
 
 def _zone(z: dt.tzinfo) -> list[Any]:
@@ -250,26 +301,6 @@ def _zone(z: dt.tzinfo) -> list[Any]:
         f"the time zone {z!r} cannot be saved in a snapshot: use datetime.timezone or a "
         "zoneinfo.ZoneInfo"
     )
-
-
-def _decode(x: Any) -> Any:
-    if type(x) is not list:
-        return x  # JSON scalars: None, bool, int, float, str
-    if not x or type(x[0]) is not int:
-        fail("a container without its tag")
-    tag = x[0]
-    if tag == TUPLE:
-        return tuple(map(_decode, x[1:]))
-    if tag == LIST:
-        return list(map(_decode, x[1:]))
-    if tag == DICT:
-        if len(x) % 2 == 0:
-            fail("a mapping with a key but no value")
-        items = list(map(_decode, x[1:]))
-        return _hashed(dict, zip(items[::2], items[1::2], strict=True))
-    if tag in (SET, FROZENSET):
-        return _hashed(set if tag == SET else frozenset, map(_decode, x[1:]))
-    return _decode_other(tag, x[1:])
 
 
 def _hashed(make: Callable[[Iterable[Any]], Any], items: Iterable[Any]) -> Any:

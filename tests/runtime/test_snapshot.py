@@ -353,3 +353,13 @@ def test_a_crafted_payload_with_wrong_shapes_is_refused_on_load(change: Any, why
     q = kleene.compile(QUERY, engine="nfa")
     with pytest.raises(SnapshotError, match=why):
         q.matcher(state=_crafted(q, change))
+
+
+def test_a_shared_tuple_is_written_once_and_references_point_backwards() -> None:
+    shared = tuple(range(50))
+    text = snapshot.dumps([shared, shared, (shared,)])
+    assert text.count(b"49") == 1
+    back = snapshot.loads(text)
+    assert back == [shared, shared, (shared,)] and back[0] is back[1] is back[2][0]
+    with pytest.raises(SnapshotError, match="reference"):
+        snapshot.loads(b"[0,[14,0],[1,5]]")  # refers to a tuple not yet read
