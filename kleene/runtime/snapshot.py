@@ -56,7 +56,7 @@ _LEVEL = 1  # zlib: the state is rewritten every micro-batch, speed matters most
 
 # container tags of the body's JSON
 LIST, TUPLE, DICT, SET, FROZENSET, BYTES, BIGINT = range(7)
-DATETIME, DATE, TIME, TIMEDELTA, DECIMAL, FIXED_ZONE, NAMED_ZONE, REF = range(7, 15)
+DATETIME, DATE, TIME, TIMEDELTA, DECIMAL, FIXED_ZONE, NAMED_ZONE, REF, FLAT = range(7, 16)
 _INT64 = 1 << 63
 
 _REDO = "take the snapshot again, or start a matcher without state"
@@ -165,12 +165,24 @@ def digest(facts: Any) -> bytes:
 # --- the body: tagged JSON ------------------------------------------------------------
 
 
+class Flat:
+    """A list of plain ints and floats that a state class writes as one JSON array,
+    untagged (for bulk data of a fixed layout; its ``from_data`` checks each item)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+
 def dumps(tree: Any) -> bytes:
     """JSON text of a tree of plain values (see the module docstring)."""
     try:
         return json.dumps(_Encoder().encode(tree), separators=(",", ":")).encode()
     except RecursionError:
         raise SnapshotError("the matcher's state is nested too deeply to be saved") from None
+    except (TypeError, ValueError) as e:  # a Flat list holding something else
+        raise SnapshotError(f"the matcher's state cannot be saved: {e}") from None
 
 
 def loads(text: bytes) -> Any:
@@ -222,6 +234,8 @@ class _Encoder:
             return [SET if t is set else FROZENSET, *map(self.encode, x)]
         if t is bytes:
             return [BYTES, base64.b64encode(x).decode()]
+        if t is Flat:
+            return [FLAT, x.items]
         return _encode_other(x, self.encode)
 
 
@@ -249,6 +263,10 @@ class _Decoder:
             return self.tuples[x[1]]
         if tag == LIST:
             return list(map(self.decode, x[1:]))
+        if tag == FLAT:
+            if len(x) != 2 or type(x[1]) is not list:
+                fail("a flat list")
+            return Flat(x[1])
         if tag == DICT:
             if len(x) % 2 == 0:
                 fail("a mapping with a key but no value")

@@ -323,6 +323,10 @@ def _crafted(q: kleene.Query, change: Any) -> bytes:
     return reseal(m, tree)
 
 
+def _empty_buffer(tree: Any) -> Any:
+    return ([[] for _ in tree["core"]["buffer"][0]], snapshot.Flat([]))
+
+
 def _first_run(tree: Any) -> list[Any]:
     runs = tree["core"]["partitions"]
     return runs[next(iter(runs))]
@@ -342,7 +346,10 @@ def _first_run(tree: Any) -> list[Any]:
             ),
             "vector",
         ),
-        (lambda t: t["core"]["buffer"][1].clear(), "does not exist"),
+        (lambda t: t["core"].update(buffer=_empty_buffer(t)), "does not exist"),
+        (lambda t: t["core"]["buffer"][1].items.append(1), "go on after"),
+        (lambda t: t["core"]["buffer"][1].items.pop(), "cut short"),
+        (lambda t: t["core"]["buffer"][1].items.__setitem__(0, "x"), "not a list of numbers"),
         (lambda t: t["core"].update(counters=(9, 9, 0, 9)), "live run count"),
         (lambda t: t.update(time=("number", None, "late")), "clock"),
         (lambda t: t.update(learned_kinds={"a": 1}), "kind group"),
