@@ -120,6 +120,8 @@ def unseal(data: Any, kind: bytes, fingerprint: bytes) -> Any:
         text = zlib.decompress(body[1 + _FINGERPRINT :])
     except zlib.error as e:
         raise SnapshotError(f"the snapshot is corrupt ({e}); {_REDO}") from None
+    except MemoryError:
+        raise SnapshotError(f"the snapshot is too large to load; {_REDO}") from None
     return loads(text)
 
 
@@ -192,8 +194,8 @@ def loads(text: bytes) -> Any:
         return _Decoder().decode(raw)
     except SnapshotError:
         raise
-    except RecursionError:
-        fail("nested too deeply")
+    except (RecursionError, MemoryError):
+        fail("nested too deeply or too large")
     except (ValueError, TypeError, OverflowError) as e:  # bad JSON, int digits, dates
         fail(str(e))
 
