@@ -22,7 +22,6 @@ the statements after it (docs/semantics.md, "Programs"):
 from __future__ import annotations
 
 import heapq
-import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +31,9 @@ from kleene.compiler.plan import Plan
 from kleene.events import EventBatch, EventFields, micros_to_datetime, read_batch, read_time
 from kleene.lang.ast import OutputFormat
 from kleene.match import Match, RejectedEvent
+from kleene.runtime import snapshot
 from kleene.runtime.matcher import Matcher, MatcherConfig
+from kleene.runtime.snapshot import fail, fields_of, integer, mapping, number, sequence
 
 RAW, DERIVED = 0, 1
 NEVER = float("inf")
@@ -68,7 +69,6 @@ class Statement:
 
 @dataclass
 class _StatementState:
-    matchers: list[bytes | None]
     pending: list[tuple[OrderKey, dict[str, Any]]] = field(default_factory=list)
     seen: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # union: match -> end time
     latest: Any = None  # the latest end among them
@@ -82,6 +82,65 @@ class _ProgramState:
     arrived: int = 0
     scale: float = 1  # 10^6 when the times are datetimes (held as microseconds)
 
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self, matchers: list[list[Matcher]]) -> Any:
+        statements = [
+            {
+                "matchers": [m.st.to_data() for m in branches],
+                "pending": s.pending,
+                "seen": s.seen,
+                "latest": s.latest,
+                "horizon": s.horizon,
+            }
+            for s, branches in zip(self.statements, matchers, strict=True)
+        ]
+        return {
+            "statements": statements,
+            "stream": (self.clock, self.arrived, self.scale),
+        }
+
+    @classmethod
+    def from_data(cls, data: Any, matchers: list[list[Matcher]]) -> _ProgramState:
+        """The state of :meth:`to_data`, checked; each branch's matcher state goes to
+        its matcher."""
+        statements, stream = fields_of(data, "the program state", "statements", "stream")
+        st = cls([])
+        for item, branches in zip(
+            sequence(statements, "the statements", list, len(matchers)), matchers, strict=True
+        ):
+            states, pending, seen, latest, horizon = fields_of(
+                item, "a statement", "matchers", "pending", "seen", "latest", "horizon"
+            )
+            for d, m in zip(
+                sequence(states, "a union's branches", list, len(branches)), branches, strict=True
+            ):
+                m.restore(d)
+            for entry in sequence(pending, "a statement's held events"):
+                key, rec = sequence(entry, "a held event", tuple, 2)
+                t, kind, *_rest = sequence(key, "a held event's order", tuple)
+                number(t, "a held event's time")
+                integer(kind, "a held event's kind", RAW, DERIVED + 1)
+                mapping(rec, "a held event")
+            for t in mapping(seen, "a union's matches").values():
+                number(t, "a union match's end")
+            heapq.heapify(pending)
+            st.statements.append(
+                _StatementState(
+                    pending,
+                    seen,
+                    None if latest is None else number(latest, "a union's latest end"),
+                    number(horizon, "a statement's horizon"),
+                )
+            )
+        clock, arrived, scale = sequence(stream, "the program's stream", tuple, 3)
+        st.clock = None if clock is None else number(clock, "the program's clock")
+        st.arrived = integer(arrived, "the program's arrivals", 0)
+        if scale not in (1, 1_000_000):
+            fail("the program's time scale")
+        st.scale = scale
+        return st
+
 
 class ProgramMatcher:
     """Evaluates a program over a stream pushed in time order (no allowed lateness)."""
@@ -91,15 +150,28 @@ class ProgramMatcher:
     ) -> None:
         self.statements = list(statements)
         self.fields = fields
-        saved: _ProgramState | None = pickle.loads(state) if state else None
-        self.st = saved or _ProgramState(
-            [_StatementState([None] * len(s.branches)) for s in self.statements]
-        )
-        self.matchers = [
-            [Matcher(plan, config, st.matchers[k]) for k, (plan, config) in enumerate(s.branches)]
-            for s, st in zip(self.statements, self.st.statements, strict=True)
-        ]
+        self.st = _ProgramState([_StatementState() for _ in self.statements])
+        self.matchers = [[Matcher(plan, config) for plan, config in s.branches] for s in statements]
         self.ordered = any(s.uses for s in self.statements)
+        if state is not None:
+            data = snapshot.unseal(state, snapshot.PROGRAM, self.fingerprint)
+            with snapshot.loading():
+                self.st = _ProgramState.from_data(data, self.matchers)
+
+    @property
+    def fingerprint(self) -> bytes:
+        """What this program's state means: each statement's name, the definitions it
+        uses and the fingerprints of its branches."""
+        return snapshot.digest(
+            [
+                "program",
+                [
+                    [s.name, s.uses, [m.fingerprint.hex() for m in ms]]
+                    for s, ms in zip(self.statements, self.matchers, strict=True)
+                ],
+                [self.fields.type_field, self.fields.time_field, self.fields.id_field],
+            ]
+        )
 
     # --- public API ---------------------------------------------------------------
 
@@ -143,9 +215,9 @@ class ProgramMatcher:
         return max((m.rejected_count for ms in self.matchers for m in ms), default=0)
 
     def snapshot(self) -> bytes:
-        for matchers, st in zip(self.matchers, self.st.statements, strict=True):
-            st.matchers = [m.snapshot() for m in matchers]
-        return pickle.dumps(self.st, protocol=pickle.HIGHEST_PROTOCOL)
+        """The program's whole state in the snapshot format (docs/architecture.md);
+        ``Program.matcher(state=...)`` of the same program resumes from it."""
+        return snapshot.seal(snapshot.PROGRAM, self.fingerprint, self.st.to_data(self.matchers))
 
     # --- evaluation -----------------------------------------------------------------
 

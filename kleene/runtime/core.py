@@ -34,7 +34,9 @@ class Intermediate(NamedTuple):
 
 class Core(Protocol):
     """An evaluation core. All of its mutable state lives in the object ``new_state``
-    returns, which must be picklable (matcher snapshots)."""
+    returns, whose class turns it into plain data (``to_data``) and back, checked
+    against the plan (``from_data(data, shapes)``), for matcher snapshots
+    (:mod:`kleene.runtime.snapshot`)."""
 
     def new_state(self) -> Any: ...
 

@@ -15,6 +15,15 @@ from typing import Any
 
 from kleene.compiler.plan import Plan
 from kleene.events import EventBatch, is_missing
+from kleene.runtime.snapshot import (
+    Shapes,
+    boolean,
+    fail,
+    integer,
+    number,
+    optional_number,
+    sequence,
+)
 
 
 def value_kind(value: Any) -> str:
@@ -119,3 +128,25 @@ class ReorderBuffer:
 
     def __len__(self) -> int:
         return len(self.heap)
+
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self) -> Any:
+        """Plain data: (time, arrival, (event, useful)) items and the latest time."""
+        return (self.heap, self.max_seen)
+
+    @classmethod
+    def from_data(cls, data: Any, shapes: Shapes) -> ReorderBuffer:
+        heap, max_seen = sequence(data, "the reorder buffer", tuple, 2)
+        buffer = cls()
+        for item in sequence(heap, "the reorder buffer"):
+            time, arrival, held = sequence(item, "a held event", tuple, 3)
+            e, useful = sequence(held, "a held event", tuple, 2)
+            number(time, "a held event's time")
+            integer(arrival, "a held event's arrival", 0)
+            if shapes.event(e)[1] != time:
+                fail("a held event's time")
+            boolean(useful, "a held event's flag")
+        buffer.max_seen = optional_number(max_seen, "the reorder buffer's latest time")
+        buffer.heap = sorted(heap, key=lambda x: (x[0], x[1]))  # a sorted list is a heap
+        return buffer

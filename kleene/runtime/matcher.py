@@ -3,7 +3,8 @@
 ``push`` feeds events (any supported batch form) and returns the matches that became
 final; ``advance_to`` tells the matcher that no event before a time will come (a
 watermark); ``flush`` ends the stream. All mutable state lives in one
-:class:`MatcherState`, which ``snapshot`` pickles and a new matcher can resume from.
+:class:`MatcherState`, which ``snapshot`` saves as versioned plain data
+(:mod:`kleene.runtime.snapshot`) and a new matcher of the same query resumes from.
 
 Memory stays bounded by the window (SIGMOD 2008, section 5.3): expired runs are swept,
 the shared buffer is pruned below the oldest live run, and negation candidates older
@@ -12,8 +13,9 @@ than the window are dropped. A cap on live runs raises :class:`RunLimitError`.
 
 from __future__ import annotations
 
-import pickle
+import datetime as dt
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -30,6 +32,7 @@ from kleene.events import (
 )
 from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
+from kleene.runtime import snapshot
 from kleene.runtime.core import Completion, Core, Intermediate
 from kleene.runtime.ingest import ReorderBuffer, Validator
 from kleene.runtime.negation import NegationState, violated
@@ -39,6 +42,7 @@ from kleene.runtime.output import NonOverlapState
 from kleene.runtime.postpone import PostponeCore
 from kleene.runtime.postpone.construct import Built, construct
 from kleene.runtime.prefilter import Prefilter
+from kleene.runtime.snapshot import Shapes, fail, fields_of, integer, mapping, number, sequence
 from kleene.runtime.vector import VectorCore
 
 SWEEP_EVERY = 4096
@@ -73,6 +77,88 @@ class MatcherState:
         self.rejected: list[RejectedEvent] = []
         self.rejected_count = 0
 
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self) -> Any:
+        """Plain data. A match waiting for a trailing negation is also a non-overlap
+        candidate (the same object), so found matches are written once, in a table."""
+        table: dict[int, int] = {}
+        found: list[Any] = []
+
+        def ref(f: _Found) -> int:
+            if id(f) not in table:
+                table[id(f)] = len(found)
+                found.append((f.partition, f.selections, f.vector))
+            return table[id(f)]
+
+        pending = [(deadline, seq, ref(f)) for deadline, seq, f in self.pending]
+        return {
+            "core": self.core.to_data(),
+            "negation": self.negation.to_data(),
+            "non_overlap": self.non_overlap.to_data(ref),
+            "pending": pending,
+            "found": found,
+            "reorder": self.reorder.to_data(),
+            "learned_kinds": self.learned_kinds,
+            "time": (self.time_kind, self.tz, self.clock),
+            "counters": (self.arrived, self.position, self.seq, self.since_sweep),
+            "rejected": [(r.id, r.position, r.reason, dict(r.record)) for r in self.rejected],
+            "rejected_count": self.rejected_count,
+        }
+
+    @classmethod
+    def from_data(cls, data: Any, matcher: Matcher) -> MatcherState:
+        """The state of :meth:`to_data`, checked against the matcher's plan."""
+        fields = fields_of(
+            data,
+            "the matcher state",
+            *("core", "negation", "non_overlap", "pending", "found", "reorder"),
+            *("learned_kinds", "time", "counters", "rejected", "rejected_count"),
+        )
+        core, negation, non_overlap, pending, found, reorder = fields[:6]
+        learned, time, counters, rejected, rejected_count = fields[6:]
+        for group, kind in mapping(learned, "the learned kinds").items():
+            integer(group, "a kind group", 0)
+            if type(kind) is not str:
+                fail("a learned kind")
+        shapes = Shapes(matcher.plan, learned)
+        st = cls(matcher.engine)
+        st.core = type(st.core).from_data(core, shapes)
+        st.negation = NegationState.from_data(negation, shapes)
+        table = [matcher._found_from_data(f, shapes) for f in sequence(found, "found matches")]
+
+        def payload(ref: Any) -> tuple[tuple[Any, ...], _Found]:
+            f = table[integer(ref, "a found match", 0, len(table))]
+            return f.order, f
+
+        st.non_overlap = NonOverlapState.from_data(non_overlap, payload)
+        for item in sequence(pending, "the pending matches"):
+            deadline, seq, ref = sequence(item, "a pending match", tuple, 3)
+            number(deadline, "a pending match's deadline")
+            st.pending.append((deadline, integer(seq, "a sequence number", 0), payload(ref)[1]))
+        st.pending.sort(key=lambda x: (x[0], x[1]))
+        st.reorder = ReorderBuffer.from_data(reorder, shapes)
+        st.learned_kinds = learned
+        st.time_kind, st.tz, st.clock = sequence(time, "the stream time", tuple, 3)
+        if st.time_kind not in (None, "number", "datetime"):
+            fail("the stream's time kind")
+        if st.tz is not None and not isinstance(st.tz, dt.tzinfo):
+            fail("the stream's time zone")
+        if st.clock is not None:
+            number(st.clock, "the stream's clock")
+        for c in sequence(counters, "the stream counters", tuple, 4):
+            integer(c, "a stream counter", 0)
+        st.arrived, st.position, st.seq, st.since_sweep = counters
+        for item in sequence(rejected, "the rejected events"):
+            event_id, position, reason, rec = sequence(item, "a rejected event", tuple, 4)
+            if position is not None:
+                integer(position, "a rejected event's position", 0)
+            if type(reason) is not str:
+                fail("a rejection reason")
+            st.rejected.append(RejectedEvent(event_id, position, reason, mapping(rec, "a record")))
+        st.rejected_count = integer(rejected_count, "the rejected count", len(st.rejected))
+        return st
+
 
 @dataclass
 class _Found:
@@ -96,7 +182,7 @@ class Matcher:
         # the backtrack core's postponed runs may still complete matches before an
         # event that no state accepts, so every event has to reach it
         self.every_event = isinstance(self.engine, BacktrackCore)
-        self.st: MatcherState = pickle.loads(state) if state else MatcherState(self.engine)
+        self.st = MatcherState(self.engine)
         self.validator = Validator(plan, self.st.learned_kinds)
         self.trailing = [n for n in plan.negations if n.after is None]
         self.inner = [n for n in plan.negations if n.after is not None]
@@ -114,6 +200,13 @@ class Matcher:
         self.n_components = len(plan.positive_vars)
         # where a keyed event type's partition key is (none for a query with one partition)
         self.key_index = dict(plan.key_index) if plan.routed else {}
+        if state is not None:
+            self.restore(snapshot.unseal(state, snapshot.QUERY, self.fingerprint))
+
+    @cached_property
+    def fingerprint(self) -> bytes:
+        """What this matcher's state means (see :func:`kleene.runtime.snapshot.fingerprint`)."""
+        return snapshot.fingerprint(self.plan, self.config)
 
     # --- public API ---------------------------------------------------------------
 
@@ -268,8 +361,27 @@ class Matcher:
         return self.engine.live_runs(self.st.core)
 
     def snapshot(self) -> bytes:
-        """The matcher's whole state; ``Query.matcher(state=...)`` resumes from it."""
-        return pickle.dumps(self.st, protocol=pickle.HIGHEST_PROTOCOL)
+        """The matcher's whole state in the snapshot format (docs/architecture.md);
+        ``Query.matcher(state=...)`` of the same query resumes from it."""
+        return snapshot.seal(snapshot.QUERY, self.fingerprint, self.st.to_data())
+
+    def restore(self, data: Any) -> None:
+        """Take over the state of :meth:`MatcherState.to_data` (SnapshotError when it
+        does not fit this matcher's plan)."""
+        with snapshot.loading():
+            self.st = MatcherState.from_data(data, self)
+        self.validator = Validator(self.plan, self.st.learned_kinds)
+
+    def _found_from_data(self, data: Any, shapes: Shapes) -> _Found:
+        """A found match of :meth:`MatcherState.to_data`; its order and bounds are
+        derived again from its selections."""
+        part, selections, vector = sequence(data, "a found match", tuple, 3)
+        snapshot.partition_key(part)
+        for s in sequence(selections, "a match's selections"):
+            shapes.selection(s)
+        if not selections:
+            fail("a match without selections")
+        return self._found(Completion(part, selections, shapes.vector(vector)))
 
     # --- admission --------------------------------------------------------------------
 

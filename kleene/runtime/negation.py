@@ -16,6 +16,7 @@ from bisect import bisect_left, bisect_right
 from typing import Any
 
 from kleene.compiler.plan import NegatedEvent, Negation
+from kleene.runtime.snapshot import Shapes, fail, integer, partition_key, sequence
 
 
 class CandidateList:
@@ -63,6 +64,33 @@ class NegationState:
             lst.prune(oldest_time)
             if not lst.positions:
                 del self.lists[key]
+
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self) -> Any:
+        return [(var, part, lst.positions, lst.events) for (var, part), lst in self.lists.items()]
+
+    @classmethod
+    def from_data(cls, data: Any, shapes: Shapes) -> NegationState:
+        """The candidate lists of :meth:`to_data`, checked: negated variables of the
+        plan, events in position order."""
+        negated = {m.var for n in shapes.plan.negations for m in n.members}
+        st = cls()
+        for item in sequence(data, "the negation candidates"):
+            var, part, positions, events = sequence(item, "a negation candidate list", tuple, 4)
+            if var not in negated:
+                fail("negation candidates of a variable the query does not negate")
+            lst = CandidateList()
+            for p in sequence(positions, "negation candidate positions"):
+                integer(p, "a negation candidate's position", 0)
+            for e in sequence(events, "negation candidates"):
+                shapes.event(e)
+            if len(positions) != len(events) or positions != sorted(set(positions)):
+                fail("negation candidates out of position order")
+            lst.positions, lst.events = positions, events
+            lst.times = [e[1] for e in events]
+            st.lists[(var, partition_key(part))] = lst
+        return st
 
 
 def violated(

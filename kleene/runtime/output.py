@@ -9,7 +9,10 @@ negation, so a candidate is released only when no undecided candidate precedes i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from kleene.runtime.snapshot import boolean, integer, mapping, partition_key, sequence
 
 Order = tuple[Any, ...]  # (last position, first position, positions, per variable)
 
@@ -47,3 +50,34 @@ class NonOverlapState:
         if not entries:
             del self.candidates[partition]
         return out
+
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self, ref: Callable[[Any], int]) -> Any:
+        """Plain data; ``ref`` names a payload (the matcher writes them once, with
+        their order)."""
+        candidates = {
+            key: [(decided, accepted, ref(payload)) for _order, decided, accepted, payload in e]
+            for key, e in self.candidates.items()
+        }
+        return (candidates, self.last_end)
+
+    @classmethod
+    def from_data(cls, data: Any, payload: Callable[[Any], tuple[Order, Any]]) -> NonOverlapState:
+        """The state of :meth:`to_data`; ``payload`` turns a reference back into the
+        payload's order and the payload."""
+        candidates, last_end = sequence(data, "the non-overlap state", tuple, 2)
+        st = cls()
+        for key, entries in mapping(candidates, "non-overlap candidates").items():
+            st.candidates[partition_key(key)] = [
+                _entry(entry, payload) for entry in sequence(entries, "non-overlap candidates")
+            ]
+        for key, end in mapping(last_end, "non-overlap ends").items():
+            st.last_end[partition_key(key)] = integer(end, "a non-overlap end", -1)
+        return st
+
+
+def _entry(x: Any, payload: Callable[[Any], tuple[Order, Any]]) -> list[Any]:
+    decided, accepted, ref = sequence(x, "a non-overlap candidate", tuple, 3)
+    order, found = payload(ref)
+    return [order, boolean(decided, "a flag"), boolean(accepted, "a flag"), found]

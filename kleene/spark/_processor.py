@@ -44,8 +44,10 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
 from kleene.collapsed import Result
+from kleene.errors import SnapshotError
 from kleene.lang.ast import OutputFormat
 from kleene.match import RejectedEvent
+from kleene.runtime.matcher import Matcher
 from kleene.spark._prepare import INTERNAL_PREFIX
 from kleene.spark._query import QuerySpec
 from kleene.spark._rows import RowEncoder, RowLayout
@@ -115,7 +117,7 @@ class MatchProcessor(StatefulProcessor):
 
         found: list[Result] = []
         if ready is not None or (snapshot is not None and wm_us is not None):
-            matcher = self.query.matcher(state=snapshot)
+            matcher = self._matcher(snapshot)
             if ready is not None:
                 found += matcher.push(_events(ready))
                 fed = ready[MICROS_COLUMN].max()
@@ -167,6 +169,16 @@ class MatchProcessor(StatefulProcessor):
         return micros / 1e6
 
     # --- state and timers ---------------------------------------------------------------
+
+    def _matcher(self, snapshot: bytes | None) -> Matcher:
+        """The key's matcher, resumed from its snapshot (kleene's snapshot format)."""
+        try:
+            return self.query.matcher(state=snapshot)
+        except SnapshotError as e:
+            raise SnapshotError(
+                f"the streaming checkpoint holds a state this query cannot resume: {e}. "
+                "To start over, give the stream a new checkpoint location"
+            ) from None
 
     def _load(self) -> tuple[bytes | None, pd.DataFrame | None, int | None]:
         if not self.state.exists():

@@ -20,7 +20,8 @@ from typing import Any
 from kleene.compiler.plan import Plan
 from kleene.errors import RunLimitError
 from kleene.runtime.core import Completion
-from kleene.runtime.nfa.engine import NfaEngine, NfaState, Run
+from kleene.runtime.nfa.engine import NfaEngine, NfaState, Run, check_run
+from kleene.runtime.snapshot import Shapes, fields_of, integer, mapping, partition_key, sequence
 
 
 class _Partition:
@@ -35,6 +36,30 @@ class _Partition:
         self.cursor = 0  # next event index for the singleton
         self.stack: list[tuple[Run, int]] = []
 
+    def to_data(self) -> Any:
+        return (list(self.events), self.base, self.singleton, self.cursor, self.stack)
+
+    @classmethod
+    def from_data(cls, data: Any, shapes: Shapes, nfa: NfaState, seen: set[Any]) -> _Partition:
+        events, base, singleton, cursor, stack = sequence(data, "a partition's walk", tuple, 5)
+        part = cls()
+        integer(base, "a walk's first index", 0)
+        end = base + len(sequence(events, "a walk's events"))
+        for item in events:
+            position, e = sequence(item, "a walked event", tuple, 2)
+            integer(position, "a stream position", 0)
+            shapes.event(e)
+        if singleton is not None:
+            check_run(singleton, shapes, nfa.buffer, seen)
+        integer(cursor, "a walk's cursor", base, end + 1)
+        for item in sequence(stack, "a walk's postponed runs"):
+            run, index = sequence(item, "a postponed run", tuple, 2)
+            check_run(run, shapes, nfa.buffer, seen)
+            integer(index, "a postponed run's resume index", base, end + 1)
+        part.events = deque(events)
+        part.base, part.singleton, part.cursor, part.stack = base, singleton, cursor, stack
+        return part
+
 
 class BacktrackState:
     def __init__(self, n_states: int) -> None:
@@ -42,6 +67,30 @@ class BacktrackState:
         self.partitions: dict[tuple[Any, ...], _Partition] = {}
         self.peak_runs = 0
         self.replayed = 0  # events read again after a backtrack
+
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self) -> Any:
+        return {
+            "nfa": self.nfa.to_data(),
+            "partitions": {k: p.to_data() for k, p in self.partitions.items()},
+            "counters": (self.peak_runs, self.replayed),
+        }
+
+    @classmethod
+    def from_data(cls, data: Any, shapes: Shapes) -> BacktrackState:
+        nfa, parts, counters = fields_of(data, "the walks", "nfa", "partitions", "counters")
+        st = cls(shapes.n_states)
+        st.nfa = NfaState.from_data(nfa, shapes)
+        seen: set[Any] = set()
+        st.partitions = {
+            partition_key(k): _Partition.from_data(p, shapes, st.nfa, seen)
+            for k, p in mapping(parts, "the walks").items()
+        }
+        peak, replayed = sequence(counters, "the walk counters", tuple, 2)
+        st.peak_runs = integer(peak, "a walk counter", 0)
+        st.replayed = integer(replayed, "a walk counter", 0)
+        return st
 
 
 class BacktrackCore:

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from kleene.runtime.snapshot import Flat, Shapes, fail, integer, number, sequence
+
 Version = tuple[int, ...]
 EntryKey = tuple[int, int]  # (state index, event position)
 # the latest selection(s) of a run: (entry, the label its pointer has, start time)
@@ -104,3 +106,110 @@ class SharedVersionedBuffer:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self) -> Any:
+        """Plain data: per state, its stack of entries as (position, id, time), bottom
+        first, and every entry's pointers as one flat list of numbers (the bulk of an
+        NFA^b state, written without a tag per value): per entry, the number of
+        versions, then per version its length, its digits and its number of origins,
+        then per origin the entry key (state, position), the version's length and
+        digits, and the start time."""
+        entries = self.entries
+        flat: list[Any] = []
+        stacks = []
+        for s, stack in enumerate(self.stacks):
+            stacks.append([(p, *entries[(s, p)][:2]) for p in stack])
+            for p in stack:
+                versions = entries[(s, p)][2]
+                flat.append(len(versions))
+                for version, origins in versions.items():
+                    flat += (len(version), *version, len(origins))
+                    for (state, position), label, start in origins:
+                        flat += (state, position, len(label), *label, start)
+        return (stacks, Flat(flat))
+
+    @classmethod
+    def from_data(cls, data: Any, shapes: Shapes) -> SharedVersionedBuffer:
+        """The buffer of :meth:`to_data`, checked: one stack per state, each entry
+        once, pointers of the right shape."""
+        stacks, flat = sequence(data, "the buffer", tuple, 2)
+        if type(flat) is not Flat or not set(map(type, flat.items)) <= {int, float}:
+            fail("the buffer's pointers are not a list of numbers")
+        items, at = flat.items, 0
+        versions_seen: dict[Version, Version] = {}
+
+        def version(start: int) -> Version:
+            n = items[start]
+            v = tuple(items[start + 1 : start + 1 + n])
+            known = versions_seen.get(v)
+            if known is None:  # each distinct version is checked once, and shared
+                known = versions_seen[v] = check_version(v)
+            if type(n) is not int or len(v) != n:
+                fail("the buffer's pointers end early")
+            return known
+
+        buffer = cls(shapes.n_states)
+        try:
+            for state, stack in enumerate(sequence(stacks, "the buffer", list, shapes.n_states)):
+                for item in sequence(stack, "a buffer stack"):
+                    position, event_id, time = sequence(item, "a buffer entry", tuple, 3)
+                    integer(position, "a buffer position", 0)
+                    number(time, "a buffer entry's time")
+                    versions = {}
+                    at += 1
+                    for _ in range(items[at - 1]):
+                        label = version(at)
+                        at += 1 + len(label)
+                        origins = []
+                        for _ in range(items[at]):
+                            key = (integer(items[at + 1], "an entry key", 0), items[at + 2])
+                            integer(key[1], "an entry key", 0)
+                            previous = version(at + 3)
+                            at += 4 + len(previous)
+                            origins.append((key, previous, items[at]))
+                        at += 1
+                        versions[label] = tuple(origins)
+                    if (state, position) in buffer.entries:
+                        fail("a buffer entry twice")
+                    buffer.entries[(state, position)] = [event_id, time, versions]
+                    buffer.stacks[state].append(position)
+        except (IndexError, TypeError):  # a count beyond the end, or not an integer
+            fail("the buffer's pointers are cut short or hold a bad count")
+        if at != len(items):
+            fail("the buffer's pointers go on after the last entry")
+        return buffer
+
+    def check_reachable(self, origins: Origins, seen: set[tuple[EntryKey, Version]]) -> None:
+        """Every pointer chain from ``origins`` ends at a run's first selection, through
+        entries that exist (so that :meth:`retrieve` cannot fail)."""
+        todo = [(key, label) for key, label, _start in origins]
+        while todo:
+            key, label = todo.pop()
+            if (key, label) in seen:
+                continue
+            seen.add((key, label))
+            entry = self.entries.get(key)
+            if entry is None or label not in entry[2]:
+                fail("a run points to a buffer entry that does not exist")
+            todo += [(k, v) for k, v, _start in entry[2][label]]
+
+
+def check_version(x: Any) -> Version:
+    """A Dewey version: a non-empty tuple of positive integers."""
+    if type(x) is not tuple or not x or any(type(d) is not int or d < 1 for d in x):
+        fail("a run version is not a tuple of positive integers")
+    return x
+
+
+def check_origins(x: Any, what: str) -> Origins:
+    """Pointers: ((state, position), version, start time) triples."""
+    for origin in sequence(x, what, tuple):
+        key, version, start = sequence(origin, what, tuple, 3)
+        state, position = sequence(key, "a buffer key", tuple, 2)
+        integer(state, "a buffer key's state", 0)
+        integer(position, "a buffer key's position", 0)
+        check_version(version)
+        number(start, "a run's start time")
+    return x

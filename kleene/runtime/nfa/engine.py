@@ -28,10 +28,38 @@ from kleene.compiler.plan import Plan, State
 from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
 from kleene.runtime.core import Completion, expire
-from kleene.runtime.nfa.buffer import Origins, SharedVersionedBuffer, Version
+from kleene.runtime.nfa.buffer import (
+    Origins,
+    SharedVersionedBuffer,
+    Version,
+    check_origins,
+    check_version,
+)
+from kleene.runtime.snapshot import (
+    Shapes,
+    fail,
+    fields_of,
+    integer,
+    mapping,
+    number,
+    partition_key,
+    sequence,
+)
 
 # (state, V, start time, start position, origins, version)
 Run = tuple[int, tuple[Any, ...], Any, int, Origins, Version]
+
+
+def check_run(run: Any, shapes: Shapes, buffer: SharedVersionedBuffer, seen: set[Any]) -> Run:
+    """A loaded run, checked: its state, vector and times, and its buffer pointers."""
+    state, vector, start, start_position, origins, version = sequence(run, "a run", tuple, 6)
+    shapes.state(state)
+    shapes.vector(vector)
+    number(start, "a run's start time")
+    integer(start_position, "a run's start position", 0)
+    check_version(version)
+    buffer.check_reachable(check_origins(origins, "a run's pointers"), seen)
+    return run
 
 
 class NfaState:
@@ -44,6 +72,40 @@ class NfaState:
         self.live_runs = 0
         self.merged = 0  # runs folded into others so far
         self.peak_runs = 0
+
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self) -> Any:
+        return {
+            "partitions": self.partitions,
+            "buffer": self.buffer.to_data(),
+            "counters": (self.next_digit, self.live_runs, self.merged, self.peak_runs),
+        }
+
+    @classmethod
+    def from_data(cls, data: Any, shapes: Shapes) -> NfaState:
+        """The state of :meth:`to_data`, checked against the plan (runs of its states,
+        vectors of its layout, buffer pointers that lead somewhere)."""
+        partitions, buffer, counters = fields_of(
+            data, "the runs", "partitions", "buffer", "counters"
+        )
+        st = cls(shapes.n_states)
+        st.buffer = SharedVersionedBuffer.from_data(buffer, shapes)
+        counts = sequence(counters, "the run counters", tuple, 4)
+        for c in counts:
+            integer(c, "a run counter", 0)
+        st.next_digit, st.live_runs, st.merged, st.peak_runs = counts
+        seen: set[Any] = set()
+        total = 0
+        for key, runs in mapping(partitions, "the runs").items():
+            partition_key(key)
+            for run in sequence(runs, "a partition's runs"):
+                check_run(run, shapes, st.buffer, seen)
+            total += len(runs)
+        if total != st.live_runs:
+            fail("the live run count does not match the runs")
+        st.partitions = partitions
+        return st
 
 
 class NfaEngine:

@@ -33,6 +33,17 @@ from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
 from kleene.runtime.core import Completion, Intermediate, expire
 from kleene.runtime.postpone.construct import Anchor, Constructor, Segment
+from kleene.runtime.snapshot import (
+    Shapes,
+    boolean,
+    fail,
+    fields_of,
+    integer,
+    mapping,
+    number,
+    partition_key,
+    sequence,
+)
 
 
 class Candidates(list[tuple[int, tuple[Any, ...], bool]]):
@@ -54,6 +65,24 @@ class Candidates(list[tuple[int, tuple[Any, ...], bool]]):
     def aggregate(self, func: str, attr: str | None) -> Any:
         return len(self) if func == "count" else self.extremes.get((func, attr or ""))
 
+    @classmethod
+    def from_data(cls, data: Any, shapes: Shapes) -> Candidates:
+        """A candidate list of :meth:`PostponeState.to_data`, checked."""
+        entries, extremes = sequence(data, "a candidate list", tuple, 2)
+        c = cls()
+        for entry in sequence(entries, "a candidate list"):
+            position, e, safe = sequence(entry, "a candidate", tuple, 3)
+            integer(position, "a candidate's position", 0)
+            shapes.event(e)
+            boolean(safe, "a candidate's label")
+            c.append(entry)
+        for key in mapping(extremes, "a candidate list's extremes"):
+            func, attr = sequence(key, "an extreme's key", tuple, 2)
+            if func not in ("max", "min") or type(attr) is not str:
+                fail("an extreme's key")
+        c.extremes = extremes
+        return c
+
 
 Run = tuple[int, tuple[Any, ...], Any, int, Any, Candidates | None, bool]
 Items = list[Anchor | Segment]
@@ -66,6 +95,91 @@ class PostponeState:
         self.constructed = 0  # matches enumerated in result construction
         self.construct_seconds = 0.0  # time spent in result construction
         self.peak_runs = 0
+
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self) -> Any:
+        """Plain data. Candidate lists are shared between runs and grow in place, so
+        they are written once, in a table, and referred to by index."""
+        table: dict[int, int] = {}
+        lists: list[Any] = []
+
+        def ref(c: Candidates | None) -> int | None:
+            if c is None:
+                return None
+            if id(c) not in table:
+                table[id(c)] = len(lists)
+                lists.append((list(c), c.extremes))
+            return table[id(c)]
+
+        def items(linked: Any) -> list[Any]:
+            out = []
+            while linked is not None:
+                item = linked[0]
+                out.append(item if len(item) == 3 else (item[0], ref(item[1]), *item[2:]))
+                linked = linked[1]
+            return out
+
+        partitions = {
+            key: [(*r[:4], items(r[4]), ref(r[5]), r[6]) for r in runs]
+            for key, runs in self.partitions.items()
+        }
+        return {
+            "partitions": partitions,
+            "candidates": lists,
+            "counters": (self.live_runs, self.constructed, self.construct_seconds, self.peak_runs),
+        }
+
+    @classmethod
+    def from_data(cls, data: Any, shapes: Shapes) -> PostponeState:
+        parts, lists, counters = fields_of(data, "the runs", "partitions", "candidates", "counters")
+        states = shapes.plan.states
+        table = [Candidates.from_data(c, shapes) for c in sequence(lists, "candidate lists")]
+
+        def candidates(x: Any) -> Candidates:
+            return table[integer(x, "a candidate list", 0, len(table))]
+
+        def item(x: Any) -> Any:
+            if type(x) is tuple and len(x) == 3:
+                state, position, e = x
+                if states[shapes.state(state)].kind != "single":
+                    fail("an anchor of a Kleene state")
+                integer(position, "an anchor's position", 0)
+                return (state, position, shapes.event(e))
+            first, ref, seen, last, fixed = sequence(x, "a run item", tuple, 5)
+            if states[shapes.state(first)].kind != "first":
+                fail("a candidate segment of a state that is no Kleene array's first")
+            c = candidates(ref)
+            integer(seen, "a segment's length", 0, len(c) + 1)
+            return (first, c, seen, boolean(last, "a flag"), boolean(fixed, "a flag"))
+
+        def run(x: Any) -> Run:
+            state, anchors, start, start_position, flat, ref, fixed = sequence(x, "a run", tuple, 7)
+            kind = states[shapes.state(state)].kind
+            if kind == "rest" or (ref is not None and kind != "first"):
+                fail("a run in a state it cannot wait in")
+            shapes.vector(anchors)
+            number(start, "a run's start time")
+            integer(start_position, "a run's start position", 0)
+            linked: Any = None
+            for i in reversed(sequence(flat, "a run's items")):
+                linked = (item(i), linked)
+            cands = None if ref is None else candidates(ref)
+            return (state, anchors, start, start_position, linked, cands, boolean(fixed, "a flag"))
+
+        st = cls()
+        st.partitions = {
+            partition_key(k): [run(r) for r in sequence(runs, "a partition's runs")]
+            for k, runs in mapping(parts, "the runs").items()
+        }
+        live, constructed, seconds, peak = sequence(counters, "the run counters", tuple, 4)
+        st.live_runs = integer(live, "a run counter", 0)
+        st.constructed = integer(constructed, "a run counter", 0)
+        st.construct_seconds = float(number(seconds, "a run counter"))
+        st.peak_runs = integer(peak, "a run counter", 0)
+        if st.live_runs != sum(map(len, st.partitions.values())):
+            fail("the live run count does not match the runs")
+        return st
 
 
 class PostponeCore:

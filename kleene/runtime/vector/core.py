@@ -31,6 +31,15 @@ from kleene.lang.ast import OutputFormat
 from kleene.match import Match
 from kleene.runtime.core import Completion
 from kleene.runtime.nfa.engine import NfaEngine, NfaState
+from kleene.runtime.snapshot import (
+    Shapes,
+    fail,
+    fields_of,
+    integer,
+    mapping,
+    partition_key,
+    sequence,
+)
 from kleene.runtime.vector.frame import Carried, Frame
 from kleene.runtime.vector.masks import compute
 from kleene.runtime.vector.search import Found, search
@@ -52,6 +61,29 @@ class VectorState:
         self.carry: dict[tuple[Any, ...], list[Carried]] = {}
         self.live = 0
         self.nfa: NfaState | None = None
+
+    # --- snapshots (kleene.runtime.snapshot) ------------------------------------------
+
+    def to_data(self) -> Any:
+        nfa = None if self.nfa is None else self.nfa.to_data()
+        return {"carry": self.carry, "live": self.live, "nfa": nfa}
+
+    @classmethod
+    def from_data(cls, data: Any, shapes: Shapes) -> VectorState:
+        carry, live, nfa = fields_of(data, "the carried rows", "carry", "live", "nfa")
+        st = cls()
+        for key, tail in mapping(carry, "the carried rows").items():
+            partition_key(key)
+            for item in sequence(tail, "a partition's carried rows"):
+                position, e = sequence(item, "a carried row", tuple, 2)
+                integer(position, "a carried row's position", 0)
+                shapes.event(e)
+            if not tail:
+                fail("an empty carried tail")
+        st.carry = carry
+        st.live = integer(live, "the carried run count", 0)
+        st.nfa = None if nfa is None else NfaState.from_data(nfa, shapes)
+        return st
 
 
 class VectorCore:
