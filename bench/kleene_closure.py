@@ -62,7 +62,11 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
     collapsed = case["engine"] == "collapsed"
     engine = "postpone" if collapsed else case["engine"]
     q = kleene.compile(
-        text, engine=engine, output="collapsed" if collapsed else "all", max_runs=50_000_000
+        text,
+        engine=engine,
+        output="collapsed" if collapsed else "all",
+        max_runs=50_000_000,
+        max_matches=None,
     )
     events = stream(case["events"], seed=7)
     walls: list[float] = []

@@ -44,7 +44,7 @@ from rich.progress import (
 from rich.table import Table
 
 from kleene.collapsed import CollapsedMatch
-from kleene.errors import EventError, KleeneError, QueryError
+from kleene.errors import EventError, KleeneError, QueryError, RunLimitError
 from kleene.io import (
     Format,
     FormatError,
@@ -60,6 +60,7 @@ from kleene.io import (
     write_table,
 )
 from kleene.match import Match, RejectedEvent
+from kleene.runtime.limits import DEFAULT_MAX_RUNS
 
 if TYPE_CHECKING:
     from kleene.program import Program
@@ -69,6 +70,8 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 FORMATS = [f.value for f in Format]
 RESULT_FORMATS = [Format.JSONL.value, Format.PARQUET.value]
 DEFAULT_BATCH = 65_536
+# matches are written as they are found, so the default can be well above the API's
+CLI_MAX_MATCHES = 10_000_000
 STRATEGIES = (
     "strict-contiguity",
     "partition-contiguity",
@@ -101,6 +104,7 @@ class RunStats:
     seconds: float = 0.0
     startup_seconds: float = 0.0  # starting the engine (the Spark session)
     notes: list[str] = field(default_factory=list)
+    stopped: RunLimitError | None = None  # the limit the run stopped at
 
 
 # --- argument parsing ------------------------------------------------------------------
@@ -156,6 +160,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--batch-size", type=_positive_int, default=DEFAULT_BATCH, help="events per push"
+    )
+    run.add_argument(
+        "--max-runs",
+        type=_positive_int,
+        default=DEFAULT_MAX_RUNS,
+        help=f"live runs (partial matches) the engine may hold (default {DEFAULT_MAX_RUNS:,})",
+    )
+    run.add_argument(
+        "--max-matches",
+        type=_non_negative_int,
+        default=CLI_MAX_MATCHES,
+        help=f"stop with an error after this many matches, 0 for no limit "
+        f"(default {CLI_MAX_MATCHES:,})",
     )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
 
@@ -362,7 +379,10 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         "type_field": args.type_field,
         "id_field": args.id_field,
     }
-    query = load_query(args.query_file, args, allowed_lateness=args.allowed_lateness, **fields)
+    limits = {"max_runs": args.max_runs, "max_matches": args.max_matches or None}
+    query = load_query(
+        args.query_file, args, allowed_lateness=args.allowed_lateness, **limits, **fields
+    )
     if not is_stdio(args.input) and not Path(args.input).exists():
         raise CliError(f"input file not found: {args.input}")
     stats = RunStats(
@@ -390,6 +410,11 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         else:
             _run_local(args, query, input_format, matches, rejected, stats, err)
     stats.matches, stats.rejected = matches.count, rejected.count
+    if stats.stopped is not None:
+        raise CliError(
+            f"{stats.stopped}\nthe {stats.matches:,} matches found before the limit are in "
+            f"{args.output} (and the rejected events in {rejected_path})"
+        )
     stats.seconds = time.perf_counter() - started
     if rejected_path is None and rejected.count:
         err.print(
@@ -509,7 +534,11 @@ def _run_local(
     stats: RunStats,
     err: Console,
 ) -> None:
-    """Read the whole file, then push it to one matcher in batches (with a progress bar)."""
+    """Read the whole file, then push it to one matcher in batches (with a progress bar).
+    The matcher hands the matches to the sink in chunks as it finds them, so an
+    exploding result is written as it grows. On a limit (``--max-runs``,
+    ``--max-matches``) the run stops and ``stats.stopped`` holds the error: the matches
+    found before it and the rejected events so far stay written."""
     reading = err.status(f"reading {args.input} ...", spinner="dots")
     with reading if not args.quiet else contextlib.nullcontext():
         events = read_events(args.input, input_format)
@@ -518,15 +547,18 @@ def _run_local(
     engine = getattr(getattr(query, "config", None), "engine", None)
     if engine:
         stats.engine = f"local ({engine})"
-    matcher = query.matcher()
+    matcher = query.matcher(on_matches=matches.add)
     with _progress(err, args.quiet) as progress:
         task = progress.add_task("matching", total=total)
-        for start in range(0, total, args.batch_size):
-            batch = _slice(events, start, args.batch_size)
-            matches.add(matcher.push(batch))
-            rejected.add(matcher.take_rejected())
-            progress.update(task, advance=len(batch))
-        matches.add(matcher.flush())
+        try:
+            for start in range(0, total, args.batch_size):
+                batch = _slice(events, start, args.batch_size)
+                matcher.push(batch)
+                rejected.add(matcher.take_rejected())
+                progress.update(task, advance=len(batch))
+            matcher.flush()
+        except RunLimitError as exc:
+            stats.stopped = exc
         rejected.add(matcher.take_rejected())
 
 

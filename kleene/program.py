@@ -9,7 +9,7 @@ last time and their attributes are its RETURN items. The run-time side is
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kleene.collapsed import Result
@@ -94,9 +94,14 @@ class Program:
 
     # --- evaluation -----------------------------------------------------------------
 
-    def matcher(self, state: bytes | None = None) -> ProgramMatcher:
-        """A push-based matcher over the raw stream; ``state`` resumes a snapshot."""
-        return ProgramMatcher(self.statements, self.fields, state)
+    def matcher(
+        self,
+        state: bytes | None = None,
+        on_matches: Callable[[list[Match]], object] | None = None,
+    ) -> ProgramMatcher:
+        """A push-based matcher over the raw stream; ``state`` resumes a snapshot;
+        ``on_matches`` receives the matches as they are found (see Query.matcher)."""
+        return ProgramMatcher(self.statements, self.fields, state, on_matches)
 
     def run_detailed(self, events: Any | Iterable[Any]) -> RunResult:
         m = self.matcher()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from itertools import chain
@@ -18,9 +18,8 @@ from kleene.events import EventFields
 from kleene.lang import ast, parse, validate
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.choice import choose_engine
+from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
 from kleene.runtime.matcher import Matcher, MatcherConfig
-
-DEFAULT_MAX_RUNS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -59,6 +58,7 @@ class Query:
         id_field: str = "id",
         allowed_lateness: float = 0,
         max_runs: int = DEFAULT_MAX_RUNS,
+        max_matches: int | None = DEFAULT_MAX_MATCHES,
         engine: str = "auto",
         node: ast.Query | None = None,
     ) -> None:
@@ -66,6 +66,8 @@ class Query:
             raise ValueError("allowed_lateness must be >= 0")
         if max_runs < 1:
             raise ValueError("max_runs must be >= 1")
+        if max_matches is not None and max_matches < 0:
+            raise ValueError("max_matches must be >= 0 (or None for no limit)")
         self.text = text
         self.ast = node if node is not None else parse(text)  # node: one query of a program
         validate(self.ast, text)
@@ -80,6 +82,7 @@ class Query:
             fields=EventFields(type_field, time_field, id_field),
             allowed_lateness=allowed_lateness,
             max_runs=max_runs,
+            max_matches=max_matches,
             engine=chosen,
         )
 
@@ -138,9 +141,17 @@ class Query:
 
     # --- evaluation -----------------------------------------------------------------
 
-    def matcher(self, state: bytes | None = None) -> Matcher:
-        """A push-based matcher; ``state`` resumes from :meth:`Matcher.snapshot`."""
-        return Matcher(self.plan, self.config, state)
+    def matcher(
+        self,
+        state: bytes | None = None,
+        on_matches: Callable[[list[Result]], object] | None = None,
+    ) -> Matcher:
+        """A push-based matcher; ``state`` resumes from :meth:`Matcher.snapshot`.
+        ``on_matches``, when given, receives the matches in chunks as they are found
+        (``push``, ``advance_to`` and ``flush`` then return none), so an exploding
+        result is consumed in bounded memory; on ``max_matches`` it has received every
+        match before the limit when :class:`~kleene.errors.MatchLimitError` is raised."""
+        return Matcher(self.plan, self.config, state, on_matches)
 
     def run_detailed(self, events: Any | Iterable[Any]) -> RunResult:
         """Match a whole finite input; return matches and rejected events."""
@@ -193,6 +204,8 @@ def _match_order(m: Result) -> tuple[Any, ...]:
 
 def compile(text: str, **options: Any) -> Query:
     """Compile a query. Options: strategy, output, time_field, type_field, id_field,
-    allowed_lateness, max_runs, engine ("auto", "nfa", "merge", "postpone").
+    allowed_lateness, max_runs (live runs, default 1,000,000), max_matches (matches per
+    matcher, default 1,000,000, None for no limit), engine ("auto", "nfa", "merge",
+    "postpone", ...).
     Raises QuerySyntaxError / QueryError."""
     return Query(text, **options)

@@ -59,6 +59,7 @@ class _RecordSink:
         self.count += len(records)
         if self._stream is not None:
             write_lines(self._stream, records)
+            self._stream.flush()  # written as found: a reader sees a run's progress
         else:
             self._records.extend(records)
 

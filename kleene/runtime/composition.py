@@ -17,12 +17,16 @@ the statements after it (docs/semantics.md, "Programs"):
   definition can report nothing more.
 * A union reports every match of every branch once (the same events for the same
   variables are one match; the first branch to report it gives its RETURN values).
+
+Limits: every query's matcher keeps its own ``max_runs`` and ``max_matches`` (so a
+definition that explodes stops with the error, not with its derived events piling up),
+and the program's matches count against ``max_matches`` once more after the union.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +36,7 @@ from kleene.events import EventBatch, EventFields, micros_to_datetime, read_batc
 from kleene.lang.ast import OutputFormat
 from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
+from kleene.runtime.limits import match_limit
 from kleene.runtime.matcher import Matcher, MatcherConfig
 from kleene.runtime.snapshot import fail, fields_of, integer, mapping, number, sequence
 
@@ -146,12 +151,28 @@ class ProgramMatcher:
     """Evaluates a program over a stream pushed in time order (no allowed lateness)."""
 
     def __init__(
-        self, statements: Sequence[Statement], fields: EventFields, state: bytes | None = None
+        self,
+        statements: Sequence[Statement],
+        fields: EventFields,
+        state: bytes | None = None,
+        on_matches: Callable[[list[Match]], object] | None = None,
     ) -> None:
         self.statements = list(statements)
         self.fields = fields
         self.st = _ProgramState([_StatementState() for _ in self.statements])
-        self.matchers = [[Matcher(plan, config) for plan, config in s.branches] for s in statements]
+        # the last statement's matches go to on_matches as its matchers find them
+        self.on_matches = on_matches
+        self.limit = self.statements[-1].branches[0][1].max_matches
+        self.reported = 0  # the program's matches since this matcher was created
+        last = len(self.statements) - 1
+        deliver = None if on_matches is None else self._deliver
+        self.matchers = [
+            [
+                Matcher(plan, config, on_matches=deliver if i == last else None)
+                for plan, config in s.branches
+            ]
+            for i, s in enumerate(self.statements)
+        ]
         self.ordered = any(s.uses for s in self.statements)
         if state is not None:
             data = snapshot.unseal(state, snapshot.PROGRAM, self.fingerprint)
@@ -192,7 +213,7 @@ class ProgramMatcher:
         if not self.ordered:
             k = len(self.statements) - 1
             found = [m for branch in self.matchers[k] for m in branch.advance_to(time)]
-            return self._union(k, [m for m in found if isinstance(m, Match)])
+            return self._final(self._union(k, [m for m in found if isinstance(m, Match)]))
         internal, _ = read_time(time)
         if internal is not None and (self.st.clock is None or internal > self.st.clock):
             self.st.clock = internal
@@ -251,7 +272,7 @@ class ProgramMatcher:
             st = self.st.statements[k]
             if not self.ordered:
                 found = self._feed(k, batch, NEVER, final)
-                out = found if statement.name is None else out
+                out = self._final(found) if statement.name is None else out
                 derived.append([])
                 continue
             incoming = list(raw)
@@ -262,12 +283,33 @@ class ProgramMatcher:
             horizon = NEVER if final else self._input_horizon(statement)
             found = self._feed(k, self._release(st, horizon), horizon, final)
             if statement.name is None:
-                out = found
+                out = self._final(found)
                 derived.append([])
             else:
                 derived.append([self._derived(k, statement.name, m) for m in found])
             st.horizon = self._horizon(statement, horizon)
         return out
+
+    def _deliver(self, chunk: list[Any]) -> None:
+        """A chunk of the last statement's matches, as one of its matchers found it."""
+        k = len(self.statements) - 1
+        self._final(self._union(k, [m for m in chunk if isinstance(m, Match)]))
+
+    def _final(self, matches: list[Match]) -> list[Match]:
+        """The program's new matches: counted against ``max_matches``, handed to
+        ``on_matches`` when there is one (then none are returned)."""
+        limit = self.limit
+        if limit is not None and self.reported + len(matches) > limit:
+            keep = matches[: limit - self.reported]
+            self.reported = limit
+            if self.on_matches is not None and keep:
+                self.on_matches(keep)
+            raise match_limit(limit)
+        self.reported += len(matches)
+        if self.on_matches is not None and matches:
+            self.on_matches(matches)
+            return []
+        return matches
 
     def _input_horizon(self, statement: Statement) -> Any:
         """Before this time the definitions a statement uses report nothing more."""

@@ -9,6 +9,7 @@ postponed predicates, backtracking).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NamedTuple, Protocol
 
 # One selected event: (state index, stream position, event id, time)
@@ -47,8 +48,10 @@ class Core(Protocol):
         position: int,
         partition: tuple[Any, ...],
         window: float | None,
-    ) -> list[Completion] | list[Intermediate]:
-        """Consume one event of ``partition``; return the matches it completes."""
+    ) -> Iterable[Completion] | list[Intermediate]:
+        """Consume one event of ``partition``; return the matches it completes (an
+        iterator where there may be very many: the matcher consumes it at once, counting
+        the matches against ``max_matches``)."""
         ...
 
     def sweep(self, st: Any, now: Any, window: float | None) -> None:
@@ -61,7 +64,7 @@ class Core(Protocol):
 
     def live_runs(self, st: Any) -> int: ...
 
-    def flush(self, st: Any, window: float | None) -> list[Completion]:
+    def flush(self, st: Any, window: float | None) -> Iterable[Completion]:
         """End of stream: the matches still held back (none for most cores)."""
         ...
 

@@ -8,14 +8,20 @@ watermark); ``flush`` ends the stream. All mutable state lives in one
 
 Memory stays bounded by the window (SIGMOD 2008, section 5.3): expired runs are swept,
 the shared buffer is pruned below the oldest live run, and negation candidates older
-than the window are dropped. A cap on live runs raises :class:`RunLimitError`.
+than the window are dropped. Two limits bound what no window bounds
+(:mod:`kleene.runtime.limits`): ``max_runs`` the live state (:class:`RunLimitError`),
+``max_matches`` the matches reported (:class:`MatchLimitError`). With an ``on_matches``
+callback the matches are handed out in chunks as they are found instead of returned,
+so a consumer that writes them needs memory for one chunk only.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -35,6 +41,7 @@ from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
 from kleene.runtime.core import Completion, Core, Intermediate
 from kleene.runtime.ingest import ReorderBuffer, Validator
+from kleene.runtime.limits import DEFAULT_MAX_RUNS, match_limit, run_limit
 from kleene.runtime.negation import NegationState, violated
 from kleene.runtime.nfa.backtrack import BacktrackCore
 from kleene.runtime.nfa.engine import NfaEngine
@@ -47,13 +54,15 @@ from kleene.runtime.vector import VectorCore
 
 SWEEP_EVERY = 4096
 NEVER = float("inf")
+CHUNK = 1024  # matches per on_matches call
 
 
 @dataclass(frozen=True)
 class MatcherConfig:
     fields: EventFields = field(default_factory=EventFields)
     allowed_lateness: float = 0
-    max_runs: int = 1_000_000
+    max_runs: int = DEFAULT_MAX_RUNS
+    max_matches: int | None = None  # None: no limit
     engine: str = "nfa"  # a core of runtime.choice.ENGINES, never "auto" (resolved before)
 
 
@@ -174,9 +183,18 @@ class _Found:
 class Matcher:
     """Evaluates one compiled query over a stream pushed to it in time order."""
 
-    def __init__(self, plan: Plan, config: MatcherConfig, state: bytes | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        config: MatcherConfig,
+        state: bytes | None = None,
+        on_matches: Callable[[list[Result]], object] | None = None,
+    ) -> None:
         self.plan = plan
         self.config = config
+        # with a callback, matches go to it in chunks as they are found (see _Output)
+        self.on_matches = on_matches
+        self.reported = 0  # matches reported since this matcher was created
         self.engine = make_core(plan, config)
         self.prefilter = Prefilter(plan)
         # the backtrack core's postponed runs may still complete matches before an
@@ -211,9 +229,10 @@ class Matcher:
     # --- public API ---------------------------------------------------------------
 
     def push(self, events: Any) -> list[Result]:
-        """Feed events in time order; return the matches that became final."""
+        """Feed events in time order; return the matches that became final (none when
+        an ``on_matches`` callback takes them)."""
         batch = read_batch(events, self.config.fields, self.st.arrived)
-        out: list[Result] = []
+        out = _Output(self)
         if len(batch):
             clean = self.validator.clean_types(batch)
             if self._vectorizable(batch, clean) and isinstance(self.engine, VectorCore):
@@ -222,7 +241,7 @@ class Matcher:
                 self._push_relevant(batch, clean, out)
             else:
                 self._push_each(batch, clean, out)
-        return out
+        return out.finish()
 
     def _vectorizable(self, batch: EventBatch, clean: set[str]) -> bool:
         """Whether the batch needs no per-event admission: one time kind, in order and
@@ -326,7 +345,7 @@ class Matcher:
 
     def advance_to(self, time: Any) -> list[Result]:
         """No event before ``time`` will come: release, decide and prune up to it."""
-        out: list[Result] = []
+        out = _Output(self)
         internal = self._time_in(time)
         for ready, useful in self.st.reorder.release(internal):
             self._process(ready, out) if useful else self._pass(ready, out)
@@ -334,18 +353,17 @@ class Matcher:
             self.st.clock = internal
         self._decide_pending(internal, out)
         self._sweep(internal)
-        return out
+        return out.finish()
 
     def flush(self) -> list[Result]:
         """End of stream: every held event is processed and every match decided."""
-        out: list[Result] = []
+        out = _Output(self)
         for ready, useful in self.st.reorder.release(None):
             self._process(ready, out) if useful else self._pass(ready, out)
         held = self.engine.flush(self.st.core, self._window())
-        if held:
-            self._complete(held, self.st.clock, out)
+        self._complete(held, self.st.clock, out)
         self._decide_pending(NEVER, out, everything=True)
-        return out
+        return out.finish()
 
     def take_rejected(self) -> list[RejectedEvent]:
         """The rejected events since the last call."""
@@ -448,13 +466,13 @@ class Matcher:
         partition = self._partition(e)
         if partition is not None:
             completions = self.engine.process(st.core, e, position, partition, window)
-            if completions and self.collapsed:
+            if self.collapsed:
                 out.extend(
                     self._collapse(c.partition, c.items, t)
                     for c in completions
                     if isinstance(c, Intermediate)
                 )
-            elif completions:
+            else:
                 self._complete(completions, t, out)  # type: ignore[arg-type]
         for member in self.by_type_negations.get(etype, ()):
             st.negation.add(member, partition or (), position, e)
@@ -488,10 +506,10 @@ class Matcher:
         key = tuple([e[i] for i in self.plan.common_key_index])
         return None if any(v is None for v in key) else key
 
-    def _complete(self, completions: list[Completion], t: Any, out: list[Result]) -> None:
+    def _complete(self, completions: Iterable[Completion], t: Any, out: list[Result]) -> None:
         st = self.st
         if not (self.inner or self.trailing or self.non_overlap):
-            out += [self._match(c) for c in completions]  # nothing to decide first
+            out.extend(map(self._match, completions))  # nothing to decide first
             return
         window = self._window()
         touched: set[tuple[Any, ...]] = set()
@@ -508,6 +526,8 @@ class Matcher:
                 deadline = NEVER if window is None else start + window
                 st.seq += 1
                 _insort(st.pending, (deadline, st.seq, found))
+                if len(st.pending) > self.config.max_runs:
+                    raise run_limit(self.config.max_runs, "matches waiting for a trailing negation")
             if self.non_overlap:
                 st.non_overlap.offer(c.partition, found.order, found, decided)
                 touched.add(c.partition)
@@ -596,7 +616,7 @@ class Matcher:
         exact = all(label == SAFE for cs in candidates.values() for _, label in cs) and not any(
             s.proceed_text or (s.postponed and s.kind == "single") for s in states
         )
-        plan, limit = self.plan, self.config.max_runs
+        plan, limit = self.plan, self.config.max_matches
 
         def expand() -> list[Match]:
             found = construct(plan.states, items, plan.initial_vector, limit, partition)
@@ -635,6 +655,68 @@ class Matcher:
         if self.st.time_kind == "datetime":
             start, end = self._time_out(start), self._time_out(end)
         return Match.of(variables, where, start, end, found.partition, returned)
+
+
+class _Output(list[Result]):
+    """The matches one call (push, advance_to, flush) reports, counted against
+    ``max_matches`` as they come and, with an ``on_matches`` callback, handed to it in
+    chunks of :data:`CHUNK`. On the limit the matches before it are handed out first,
+    then :class:`MatchLimitError` is raised. Iterators given to ``extend`` are consumed
+    only as far as needed, so a core's lazy result construction stops at the limit."""
+
+    __slots__ = ("limit", "matcher", "sink")
+
+    def __init__(self, matcher: Matcher) -> None:
+        super().__init__()
+        self.matcher = matcher
+        self.limit = matcher.config.max_matches
+        self.sink = matcher.on_matches
+
+    def append(self, match: Result) -> None:
+        super().append(match)
+        self._counted(1)
+
+    def extend(self, matches: Iterable[Result]) -> None:
+        items = iter(matches)
+        while True:
+            part = list(islice(items, self._room()))
+            if not part:
+                return
+            super().extend(part)
+            self._counted(len(part))
+
+    def __iadd__(self, matches: Iterable[Result]) -> _Output:  # type: ignore[override,misc]
+        self.extend(matches)
+        return self
+
+    def _room(self) -> int:
+        """How many matches may come before the next check (one past the limit)."""
+        room = CHUNK - len(self) if self.sink is not None else 1 << 62
+        if self.limit is not None:
+            room = min(room, self.limit + 1 - self.matcher.reported)
+        return max(room, 1)
+
+    def _counted(self, n: int) -> None:
+        m = self.matcher
+        m.reported += n
+        if self.limit is not None and m.reported > self.limit:
+            del self[len(self) - (m.reported - self.limit) :]
+            m.reported = self.limit
+            self._drain()
+            raise match_limit(self.limit)
+        if self.sink is not None and len(self) >= CHUNK:
+            self._drain()
+
+    def _drain(self) -> None:
+        if self.sink is not None and len(self):
+            chunk = list(self)
+            self.clear()
+            self.sink(chunk)
+
+    def finish(self) -> list[Result]:
+        """The call's matches (none left when a callback took them)."""
+        self._drain()
+        return list(self)
 
 
 def _insort(pending: list[tuple[Any, int, _Found]], item: tuple[Any, int, _Found]) -> None:

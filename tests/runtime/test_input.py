@@ -154,11 +154,11 @@ def test_run_limit_raises_a_clear_error():
 
 
 def test_postponed_construction_is_capped_too():
-    # 2**30 - 1 subsets of the A events end at the B event
-    q = kleene.compile("PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match { }", max_runs=1000)
+    # 2**30 - 1 subsets of the A events end at the B event: max_matches stops them
+    q = kleene.compile("PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match { }", max_matches=1000)
     assert q.config.engine == "postpone"
     events = [{"type": "A", "timestamp": i} for i in range(30)] + [{"type": "B", "timestamp": 30}]
-    with pytest.raises(kleene.RunLimitError, match="max_runs"):
+    with pytest.raises(kleene.MatchLimitError, match="max_matches=1,000"):
         q.run(events)
 
 

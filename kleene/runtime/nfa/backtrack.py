@@ -15,11 +15,12 @@ takes queries without negation and with the default output format only.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 from kleene.compiler.plan import Plan
-from kleene.errors import RunLimitError
 from kleene.runtime.core import Completion
+from kleene.runtime.limits import run_limit
 from kleene.runtime.nfa.engine import NfaEngine, NfaState, Run, check_run
 from kleene.runtime.snapshot import Shapes, fields_of, integer, mapping, partition_key, sequence
 
@@ -127,6 +128,12 @@ class BacktrackCore:
         self._walk(st, part, window, completed)
         if not part.stack and part.singleton is None:
             del st.partitions[partition]
+        elif (
+            # only then can all partitions together hold more than max_runs
+            (len(part.stack) + 1) * len(st.partitions) > self.max_runs
+            and self.live_runs(st) > self.max_runs
+        ):
+            raise run_limit(self.max_runs, "postponed runs", f"after event {e[2]!r}")
         return [Completion(partition, sel, vec) for sel, vec in completed]
 
     def _walk(
@@ -135,13 +142,17 @@ class BacktrackCore:
         part: _Partition,
         window: float | None,
         completed: list[tuple[Any, tuple[Any, ...]]],
-    ) -> None:
+    ) -> int:
+        """Walk until a run is alive at the newest event; return how many postponed
+        runs were taken up."""
         end = part.base + len(part.events)
+        taken = 0
         while True:
             if part.singleton is None:
                 if not part.stack:
-                    return
+                    return taken
                 run, index = part.stack.pop()
+                taken += 1
                 st.replayed += end - index
             else:
                 run, index = part.singleton, part.cursor
@@ -156,13 +167,13 @@ class BacktrackCore:
                 index += 1
                 current = children[0] if children else None
                 part.stack.extend((child, index) for child in reversed(children[1:]))
+                if len(part.stack) >= self.max_runs:  # checked as the walk goes
+                    raise run_limit(self.max_runs, "postponed runs in one partition")
             runs = len(part.stack) + 1
             st.peak_runs = max(st.peak_runs, runs)
-            if runs > self.max_runs:
-                raise RunLimitError(f"more than {self.max_runs} postponed runs; raise max_runs")
             part.singleton, part.cursor = current, index
             if current is not None:
-                return  # the singleton is alive at the newest event
+                return taken  # the singleton is alive at the newest event
 
     def sweep(self, st: BacktrackState, now: Any, window: float | None) -> None:
         oldest = 1 << 62
@@ -181,15 +192,16 @@ class BacktrackCore:
     def drop_partition(self, st: BacktrackState, partition: tuple[Any, ...]) -> None:
         st.partitions.pop(partition, None)
 
-    def flush(self, st: BacktrackState, window: float | None) -> list[Completion]:
+    def flush(self, st: BacktrackState, window: float | None) -> Iterator[Completion]:
         """End of stream: the singletons have read every event, so walk every postponed
-        run to the end as well."""
-        out: list[Completion] = []
+        run to the end as well; the matches come as each walk finds them."""
         for key, part in list(st.partitions.items()):
-            completed: list[tuple[Any, tuple[Any, ...]]] = []
+            walked = 0  # runs walked to the end: the basic algorithm's runs at the end
             while part.stack:
+                completed: list[tuple[Any, tuple[Any, ...]]] = []
                 part.singleton = None
-                self._walk(st, part, window, completed)
-            out += [Completion(key, sel, vec) for sel, vec in completed]
+                walked += self._walk(st, part, window, completed)
+                if walked > self.max_runs:
+                    raise run_limit(self.max_runs, "runs walked at the end of the stream")
+                yield from (Completion(key, sel, vec) for sel, vec in completed)
         st.partitions.clear()
-        return out

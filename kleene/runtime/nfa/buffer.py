@@ -23,6 +23,7 @@ again; :meth:`SharedVersionedBuffer.prune` drops them from the bottom of each st
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 from kleene.runtime.snapshot import Flat, Shapes, fail, integer, number, sequence
@@ -74,10 +75,11 @@ class SharedVersionedBuffer:
         entry[2][version] = previous
         return key
 
-    def retrieve(self, origins: Origins) -> list[list[tuple[int, int, Any, Any]]]:
+    def retrieve(self, origins: Origins) -> Iterator[list[tuple[int, int, Any, Any]]]:
         """Every match the pointers lead to, each as (state, position, id, time)
-        selections in order: one for a plain run, one per member for a merged run."""
-        out = []
+        selections in order: one for a plain run, one per member for a merged run.
+        Lazy: a merged run's pointers may lead to exponentially many matches, which the
+        matcher counts against ``max_matches`` as they come."""
         # each stack item: (entry, label, the selections after it as a linked list)
         stack: list[tuple[EntryKey, Version, Any]] = [(k, v, None) for k, v, _ in origins]
         while stack:
@@ -95,8 +97,7 @@ class SharedVersionedBuffer:
             while suffix is not None:
                 selections.append(suffix[0])
                 suffix = suffix[1]
-            out.append(selections)
-        return out
+            yield selections
 
     def prune(self, oldest_position: int) -> None:
         """Drop entries of events before ``oldest_position`` (section 5.3)."""

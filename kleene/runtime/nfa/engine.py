@@ -22,12 +22,13 @@ member whose first event has left the window by then is not reported.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from kleene.compiler.plan import Plan, State
-from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
 from kleene.runtime.core import Completion, expire
+from kleene.runtime.limits import run_limit
 from kleene.runtime.nfa.buffer import (
     Origins,
     SharedVersionedBuffer,
@@ -138,9 +139,10 @@ class NfaEngine:
         position: int,
         partition: tuple[Any, ...],
         window: float | None,
-    ) -> list[Completion]:
-        """Advance the runs of ``partition`` over one event; return the completions."""
-        completed: list[tuple[Any, tuple[Any, ...]]] = []
+    ) -> list[Completion] | Iterator[Completion]:
+        """Advance the runs of ``partition`` over one event; return the completions
+        (lazily with merging, where a merged run may complete very many matches)."""
+        completed: list[Any] = []
         runs = st.partitions.get(partition)
         t = e[1]
         survivors: list[Run] = []
@@ -162,14 +164,23 @@ class NfaEngine:
         if st.live_runs > st.peak_runs:
             st.peak_runs = st.live_runs
         if st.live_runs > self.max_runs:
-            raise RunLimitError(
-                f"more than {self.max_runs} live runs after event {e[2]!r}: the pattern is "
-                "too permissive for this stream; narrow the window, use a stricter selection "
-                "strategy, or raise max_runs"
-            )
-        if completed:
-            return [Completion(partition, sel, vec) for sel, vec in completed]
-        return []
+            raise run_limit(self.max_runs, "live runs", f"after event {e[2]!r}")
+        if not completed:
+            return []
+        if self.merge:
+            return self._expand(st, partition, completed, window)
+        return [Completion(partition, sel, vec) for sel, vec in completed]
+
+    @staticmethod
+    def _expand(
+        st: NfaState, partition: tuple[Any, ...], found: list[Any], window: float | None
+    ) -> Iterator[Completion]:
+        """The matches of merged runs, retrieved one at a time (the matcher consumes
+        them before the buffer changes)."""
+        for origins, end, vector in found:
+            for selections in st.buffer.retrieve(origins):
+                if window is None or end - selections[0][3] <= window:
+                    yield Completion(partition, selections, vector)
 
     def sweep(self, st: NfaState, now: Any, window: float | None) -> None:
         if window is not None:
@@ -192,7 +203,7 @@ class NfaEngine:
         position: int,
         window: float | None,
         out: list[Run],
-        completed: list[tuple[Any, tuple[Any, ...]]],
+        completed: list[Any],
     ) -> None:
         first = self.states[0]
         vector = first.edge(e, self.initial)
@@ -227,7 +238,7 @@ class NfaEngine:
         origins: Origins,
         version: Version,
         window: float | None,
-        completed: list[tuple[Any, tuple[Any, ...]]],
+        completed: list[Any],
     ) -> Run | None:
         """Write the event into the buffer at ``state`` and return the resulting run
         (None when it reached F from a singleton state)."""
@@ -250,8 +261,11 @@ class NfaEngine:
         end: Any,
         window: float | None,
         vector: tuple[Any, ...],
-        completed: list[tuple[Any, tuple[Any, ...]]],
+        completed: list[Any],
     ) -> None:
+        if self.merge:  # retrieved lazily by _expand
+            completed.append((origins, end, vector))
+            return
         for selections in st.buffer.retrieve(origins):
             if window is None or end - selections[0][3] <= window:
                 completed.append((selections, vector))
@@ -264,7 +278,7 @@ class NfaEngine:
         position: int,
         window: float | None,
         out: list[Run],
-        completed: list[tuple[Any, tuple[Any, ...]]],
+        completed: list[Any],
     ) -> None:
         index, vector, start, start_position, origins, version = run
         state = self.states[index]

@@ -20,13 +20,15 @@ asked for (:attr:`Built.selections`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import islice
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from kleene.compiler import codegen
 from kleene.compiler.plan import State
-from kleene.errors import RunLimitError
 from kleene.runtime.core import Completion, Selection
+from kleene.runtime.limits import match_limit
 
 # (state index, position, event) for a single variable
 Anchor = tuple[int, int, tuple[Any, ...]]
@@ -87,32 +89,45 @@ class Constructor:
     """Result construction for one plan; the edges each item applies are looked up once
     per intermediate match, not once per enumeration step."""
 
-    def __init__(self, states: tuple[State, ...], initial: tuple[Any, ...], limit: int) -> None:
+    def __init__(self, states: tuple[State, ...], initial: tuple[Any, ...]) -> None:
         self.states = states
         self.initial = initial
-        self.limit = limit
         # each Kleene array's proceed formula, or None where it always holds
         self.proceed = [s.proceed if s.proceed_text else None for s in states]
         self.built = _builder(tuple(s.var for s in states if s.kind != "rest"))
 
     def __call__(
         self, items: list[Anchor | Segment], partition: tuple[Any, ...] = ()
-    ) -> list[Built]:
-        """All matches the intermediate match contains, in depth-first order."""
-        n, limit, times = len(items), self.limit, dict[int, Any]()
+    ) -> Iterator[Built]:
+        """All matches the intermediate match contains, in depth-first order, one at a
+        time: there may be exponentially many, so the walk holds only its current path
+        (a frame per item and candidate picked, plus one resumable scan per level)."""
+        n, times = len(items), dict[int, Any]()
         steps = [self._step(item, times) for item in items]
         source = Source(items, times)
         built = self.built
-        results: list[Built] = []
-        append = results.append
         # frame: (item index, V, next candidate, this segment's ids and positions so far,
-        # the ids and positions of the items before)
-        stack: list[tuple[int, tuple[Any, ...], int, Any, Any, Any, Any]] = [
-            (0, self.initial, 0, (), (), (), ())
+        # the ids and positions of the items before, scan); a scan frame (scan = the edge
+        # and where the candidates stop) tries the candidates from the next one on and
+        # resumes after each one that extends the prefix
+        stack: list[tuple[int, tuple[Any, ...], int, Any, Any, Any, Any, Any]] = [
+            (0, self.initial, 0, (), (), (), (), None)
         ]
         pop, push = stack.pop, stack.append
         while stack:
-            k, vector, j, ids, pos, done_ids, done_pos = pop()
+            k, vector, j, ids, pos, done_ids, done_pos, scan = pop()
+            if scan is not None:
+                edge, stop = scan
+                events, cids, cpos = steps[k][4:7]
+                for jj in range(j, stop):
+                    nxt = edge(events[jj], vector)
+                    if nxt is not None:
+                        if jj + 1 < stop:
+                            push((k, vector, jj + 1, ids, pos, done_ids, done_pos, scan))
+                        grown_ids, grown_pos = ids + (cids[jj],), pos + (cpos[jj],)
+                        push((k, nxt, jj + 1, grown_ids, grown_pos, done_ids, done_pos, None))
+                        break
+                continue
             step = steps[k] if k < n else None
             while step is not None and step[0]:  # anchors: one way each, no frame needed
                 vector = step[1](step[2], vector)
@@ -126,33 +141,24 @@ class Constructor:
                 continue
             if step is None:  # every item chosen: a match
                 start, end = times[done_pos[0][0]], times[done_pos[-1][-1]]
-                append(built(partition, done_ids, done_pos, start, end, source, vector))
-                if len(results) > limit:
-                    raise RunLimitError(
-                        f"one intermediate match expands to more than {limit} matches; "
-                        "narrow the window or raise max_runs"
-                    )
+                yield built(partition, done_ids, done_pos, start, end, source, vector)
                 continue
             _, begin, take, proceed, events, cids, cpos, stop, last, forced = step
             if ids:
                 edge = take
                 if not forced and (proceed is None or proceed(vector)):  # the array ends here
-                    push((k + 1, vector, 0, (), (), done_ids + (ids,), done_pos + (pos,)))
+                    push((k + 1, vector, 0, (), (), done_ids + (ids,), done_pos + (pos,), None))
                 stop, last = stop[0], last[0]
             else:
                 edge, stop, last = begin, stop[1], last[1]
-            for jj in range(stop - 1, j - 1, -1):
-                nxt = edge(events[jj], vector)
-                if nxt is not None:
-                    grown_ids, grown_pos = ids + (cids[jj],), pos + (cpos[jj],)
-                    push((k, nxt, jj + 1, grown_ids, grown_pos, done_ids, done_pos))
+            if j < stop:
+                push((k, vector, j, ids, pos, done_ids, done_pos, (edge, stop)))
             if last is not None:  # the forced last candidate, which ends the array
                 nxt = edge(events[last], vector)
                 if nxt is not None and (proceed is None or proceed(nxt)):
                     done_ids += (ids + (cids[last],),)
                     done_pos += (pos + (cpos[last],),)
-                    push((k + 1, nxt, 0, (), (), done_ids, done_pos))
-        return results
+                    push((k + 1, nxt, 0, (), (), done_ids, done_pos, None))
 
     def _step(self, item: Anchor | Segment, times: dict[int, Any]) -> tuple[Any, ...]:
         """What the enumeration needs of one item; records its events' times."""
@@ -202,8 +208,15 @@ def construct(
     states: tuple[State, ...],
     items: list[Anchor | Segment],
     initial: tuple[Any, ...],
-    limit: int,
+    limit: int | None,
     partition: tuple[Any, ...] = (),
 ) -> list[Built]:
-    """All matches the intermediate match contains (see :class:`Constructor`)."""
-    return Constructor(states, initial, limit)(items, partition)
+    """All matches the intermediate match contains (see :class:`Constructor`); more
+    than ``limit`` (``max_matches``; None for no limit) raise MatchLimitError."""
+    found = Constructor(states, initial)(items, partition)
+    if limit is None:
+        return list(found)
+    out = list(islice(found, limit + 1))
+    if len(out) > limit:
+        raise match_limit(limit)
+    return out

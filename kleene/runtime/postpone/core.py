@@ -25,13 +25,14 @@ Every match is found exactly once: it is determined by its single variables' eve
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from kleene.compiler.consistency import FALSE_VALUE
 from kleene.compiler.plan import Plan, State
-from kleene.errors import RunLimitError
 from kleene.lang.ast import Strategy
 from kleene.runtime.core import Completion, Intermediate, expire
+from kleene.runtime.limits import run_limit
 from kleene.runtime.postpone.construct import Anchor, Constructor, Segment
 from kleene.runtime.snapshot import (
     Shapes,
@@ -92,6 +93,7 @@ class PostponeState:
     def __init__(self) -> None:
         self.partitions: dict[tuple[Any, ...], list[Run]] = {}
         self.live_runs = 0
+        self.candidates = 0  # events in the open candidate lists of the live runs
         self.constructed = 0  # matches enumerated in result construction
         self.construct_seconds = 0.0  # time spent in result construction
         self.peak_runs = 0
@@ -179,7 +181,12 @@ class PostponeState:
         st.peak_runs = integer(peak, "a run counter", 0)
         if st.live_runs != sum(map(len, st.partitions.values())):
             fail("the live run count does not match the runs")
+        st.candidates = st.count_candidates()
         return st
+
+    def count_candidates(self) -> int:
+        """Events in the open candidate lists of the live runs (bounded by max_runs)."""
+        return sum(len(r[5]) for runs in self.partitions.values() for r in runs if r[5] is not None)
 
 
 class PostponeCore:
@@ -197,7 +204,7 @@ class PostponeCore:
         self.states = plan.states
         self.max_runs = max_runs
         self.initial = plan.initial_vector
-        self.construct = Constructor(plan.states, plan.initial_vector, max_runs)
+        self.construct = Constructor(plan.states, plan.initial_vector)
         # per Kleene first state: which running max/min the consistency tests read
         self.extremes = {
             s.index: [
@@ -222,19 +229,21 @@ class PostponeCore:
         position: int,
         partition: tuple[Any, ...],
         window: float | None,
-    ) -> list[Completion] | list[Intermediate]:
+    ) -> Iterator[Completion] | list[Intermediate]:
         t = e[1]
         runs = st.partitions.get(partition, ())
         survivors: list[Run] = []
         done: list[Items] = []
         for run in runs:
             if window is None or t - run[2] <= window:
-                self._advance(run, e, position, survivors, done)
+                self._advance(st, run, e, position, survivors, done)
+            elif run[5] is not None:
+                st.candidates -= len(run[5])
         first = self.states[0]
         started = self.filter[first.index](e, self.initial)
         if started is not None:
             fresh: Run = (0, started, t, position, None, None, True)
-            self._begin(first, fresh, started, e, position, None, True, survivors, done)
+            self._begin(st, first, fresh, started, e, position, None, True, survivors, done)
         st.live_runs += len(survivors) - len(runs)
         if st.live_runs > st.peak_runs:
             st.peak_runs = st.live_runs
@@ -243,35 +252,54 @@ class PostponeCore:
         elif runs:
             del st.partitions[partition]
         if st.live_runs > self.max_runs:
-            raise RunLimitError(
-                f"more than {self.max_runs} live runs after event {e[2]!r}; narrow the window "
-                "or raise max_runs"
+            raise run_limit(self.max_runs, "live runs", f"after event {e[2]!r}")
+        if st.candidates > self.max_runs:
+            # without a window, every run collects every later event of its array
+            raise run_limit(
+                self.max_runs, "candidate events held by the live runs", f"after event {e[2]!r}"
             )
         if self.collapsed:
             return [Intermediate(partition, items) for items in done]
-        out: list[Completion] = []
-        if done:
+        return self._construct(st, done, partition) if done else iter(())
+
+    def _construct(
+        self, st: PostponeState, done: list[Items], partition: tuple[Any, ...]
+    ) -> Iterator[Completion]:
+        """Result construction of the intermediate matches, one match at a time (one
+        intermediate match may hold exponentially many)."""
+        construct = self.construct
+        for items in done:
             began = time.perf_counter()
-            for items in done:
-                out += self.construct(items, partition)
+            for built in construct(items, partition):
+                st.constructed += 1
+                st.construct_seconds += time.perf_counter() - began
+                yield built
+                began = time.perf_counter()
             st.construct_seconds += time.perf_counter() - began
-            st.constructed += len(out)
-        return out
 
     def sweep(self, st: PostponeState, now: Any, window: float | None) -> None:
         if window is not None:
             st.live_runs -= expire(st.partitions, now, window)
+            st.candidates = st.count_candidates()
 
     def flush(self, st: Any, window: float | None) -> list[Completion]:
         return []  # every match is reported at its last event
 
     def drop_partition(self, st: PostponeState, partition: tuple[Any, ...]) -> None:
-        st.live_runs -= len(st.partitions.pop(partition, ()))
+        runs = st.partitions.pop(partition, ())
+        st.live_runs -= len(runs)
+        st.candidates -= sum(len(r[5]) for r in runs if r[5] is not None)
 
     # --- matching -----------------------------------------------------------------
 
     def _advance(
-        self, run: Run, e: tuple[Any, ...], position: int, out: list[Run], done: list[Items]
+        self,
+        st: PostponeState,
+        run: Run,
+        e: tuple[Any, ...],
+        position: int,
+        out: list[Run],
+        done: list[Items],
     ) -> None:
         index, anchors, _start, _start_position, items, candidates, fixed = run
         state = self.states[index]
@@ -284,7 +312,7 @@ class PostponeCore:
             if vector is None or state.kind == "single":
                 out.append(run)  # skip till any match: a run may always ignore the event
             if vector is not None:
-                self._begin(state, run, vector, e, position, items, False, out, done)
+                self._begin(st, state, run, vector, e, position, items, False, out, done)
             return
         out.append(run)
         seen = len(candidates)
@@ -293,7 +321,7 @@ class PostponeCore:
             vector = self.filter[nxt.index](e, anchors) if e[0] == nxt.event_type else None
             if vector is not None:
                 closed = ((index, candidates, seen, False, fixed), items)
-                self._begin(nxt, run, vector, e, position, closed, True, out, done)
+                self._begin(st, nxt, run, vector, e, position, closed, True, out, done)
         if not typed:  # neither the array's first element nor a later one
             return
         take = self.states[index + 1]
@@ -315,11 +343,13 @@ class PostponeCore:
                     safe = False  # has to be checked again for each subset
         if first_ok or take_ok:
             candidates.add(position, e, safe, self.extremes[index])
+            st.candidates += 1
             if state.last:  # the matches that end with this event
                 done.append(_items(((index, candidates, seen + 1, True, fixed), items)))
 
     def _begin(
         self,
+        st: PostponeState,
         state: State,
         parent: Run,
         anchors: tuple[Any, ...],
@@ -345,6 +375,7 @@ class PostponeCore:
             return
         candidates = Candidates()
         candidates.add(position, e, self.early and not state.postponed, self.extremes[state.index])
+        st.candidates += 1
         if state.last:
             done.append(_items(((state.index, candidates, 1, True, fixed), items)))
         out.append((state.index, anchors, start, start_position, items, candidates, fixed))

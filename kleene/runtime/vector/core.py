@@ -13,13 +13,17 @@ basic NFA^b engine (SIGMOD 2008, section 5.2.1): entering this *stream mode* rep
 carried tails into it (their matches were reported already), and each partition keeps
 its events since its oldest live run, so that the next large batch can leave it again.
 
-``max_runs`` caps the runs of stream mode (:class:`RunLimitError`); whole-batch
-evaluation holds one array entry per partial match and is not capped.
+``max_runs`` caps the runs of stream mode (:class:`RunLimitError`). Whole-batch
+evaluation holds one array entry per partial match of the batch: a batch that would
+hold more than ``max_runs`` of them goes through stream mode instead, so the limit means
+the same as for the other cores. Only as many matches as ``max_matches`` still allows
+are built.
 """
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,7 +46,7 @@ from kleene.runtime.snapshot import (
 )
 from kleene.runtime.vector.frame import Carried, Frame
 from kleene.runtime.vector.masks import compute
-from kleene.runtime.vector.search import Found, search
+from kleene.runtime.vector.search import Found, TooMany, search
 from kleene.runtime.vector.shape import analyse
 
 if TYPE_CHECKING:
@@ -106,7 +110,8 @@ class VectorCore:
         return st.live if st.nfa is None else self.nfa.live_runs(st.nfa)
 
     def _search(self, frame: Frame, window: float | None) -> Found:
-        return search(frame, compute(frame, self.shape, self.plan), self.kleene, window)
+        masks = compute(frame, self.shape, self.plan)
+        return search(frame, masks, self.kleene, window, self.max_runs)
 
     # --- the Core protocol: stream mode ------------------------------------------------
 
@@ -117,7 +122,7 @@ class VectorCore:
         position: int,
         partition: tuple[Any, ...],
         window: float | None,
-    ) -> list[Completion]:
+    ) -> list[Completion] | Iterator[Completion]:
         if st.nfa is None:
             st.nfa = self._replay(st, window)
         tail = st.carry.setdefault(partition, [])
@@ -185,6 +190,8 @@ class VectorCore:
         gc.disable()  # many small objects, none cyclic: spare the collector's passes
         try:
             self._push_batch(matcher, batch, out)
+        except TooMany:  # nothing changed yet: evaluate the batch event by event
+            matcher._push_relevant(batch, clean, out)
         finally:
             if collecting:
                 gc.enable()
@@ -268,6 +275,9 @@ class VectorCore:
         if not len(chosen):
             return []
         chosen = chosen[np.lexsort((found.start[chosen], found.end[chosen]))]
+        limit = matcher.config.max_matches
+        if limit is not None:  # build no more than the output can take (one past)
+            chosen = chosen[: max(limit - matcher.reported + 1, 0)]
         start, end = found.start[chosen], found.end[chosen]
         cover = np.zeros(frame.n + 1, dtype=np.int64)
         np.add.at(cover, start, 1)

@@ -10,6 +10,11 @@ at every row of that stretch where its end column and the next component's begin
 hold, which ``searchsorted`` over those rows enumerates without visiting the others.
 The window (inclusive) bounds the last row's time. Partial matches that reach the end
 of their partition's rows are *alive*: later events may still extend them.
+
+The partial matches of a batch are held at once, so :func:`search` takes a limit on their
+number (the matcher's ``max_runs``) and raises :class:`TooMany` rather than exceed it;
+the vectorized core then evaluates that batch event by event, where ``max_runs`` bounds
+the runs alive at one time as in every other core.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ import numpy as np
 
 from kleene.runtime.vector.frame import Frame
 from kleene.runtime.vector.masks import Masks
+
+
+class TooMany(Exception):
+    """A batch holds more partial matches than the limit given to :func:`search`."""
 
 
 @dataclass
@@ -36,7 +45,13 @@ class Found:
         return self.last[-1]
 
 
-def search(frame: Frame, masks: Masks, kleene: list[bool], window: float | None) -> Found:
+def search(
+    frame: Frame,
+    masks: Masks,
+    kleene: list[bool],
+    window: float | None,
+    limit: int | None = None,
+) -> Found:
     n = frame.n
     if not n:
         empty = np.zeros(0, dtype=np.int64)
@@ -79,6 +94,8 @@ def search(frame: Frame, masks: Masks, kleene: list[bool], window: float | None)
             lo = np.searchsorted(rows, p, side="left")
             hi = np.searchsorted(rows, cap, side="right")
             count = np.maximum(hi - lo, 0)
+            if limit is not None and int(count.sum()) > limit:
+                raise TooMany
             pick = np.repeat(np.arange(len(p)), count)
             offset = np.arange(len(pick)) - np.repeat(np.cumsum(count) - count, count)
             q = rows[lo[pick] + offset]
