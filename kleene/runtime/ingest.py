@@ -3,7 +3,9 @@
 Every event a query needs is checked before it reaches the automaton: a readable time,
 a type, every attribute the query reads for that type present, and of the kind the query
 demands (from the query text where it shows, otherwise the kind first seen for that
-type and attribute). Events that fail are rejected with a reason, never dropped
+type and attribute). A value the query can use is a number, a string, a boolean or a
+datetime; any other value (a list, a mapping, an object) is rejected whatever the query
+demands. Events that fail are rejected with a reason, never dropped
 silently. Events must arrive in time order; with ``allowed_lateness`` they are held in
 a reorder buffer and released once no earlier event can still arrive.
 """
@@ -11,6 +13,7 @@ a reorder buffer and released once no earlier event can still arrive.
 from __future__ import annotations
 
 import heapq
+import datetime as dt
 from typing import Any
 
 from kleene.compiler.plan import Plan
@@ -24,7 +27,12 @@ def value_kind(value: Any) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
+    if isinstance(value, dt.datetime):
+        return "datetime"
     return type(value).__name__
+
+
+USABLE_KINDS = frozenset({"boolean", "number", "string", "datetime"})
 
 
 class Validator:
@@ -86,6 +94,11 @@ class Validator:
             if is_missing(value):
                 return f"missing attribute {attr!r} for event type {etype!r}"
             kind = value_kind(value)
+            if kind not in USABLE_KINDS:
+                return (
+                    f"attribute {attr!r} of {etype!r} is a {kind} ({value!r}); a value must "
+                    "be a number, a string, a boolean or a datetime"
+                )
             group = self.groups.get((etype, attr))
             if group is None:
                 continue

@@ -123,7 +123,9 @@ class Matcher:
         out: list[Result] = []
         if len(batch):
             clean = self.validator.clean_types(batch)
-            if self._vectorizable(batch, clean) and isinstance(self.engine, VectorCore):
+            if batch.problems:
+                self._push_each(batch, clean, out)
+            elif self._vectorizable(batch, clean) and isinstance(self.engine, VectorCore):
                 self.engine.push_batch(self, batch, clean, out)
             elif self._vectorizable(batch, clean):
                 self._push_relevant(batch, clean, out)
@@ -198,7 +200,7 @@ class Matcher:
         for j in range(len(batch)):
             arrival = st.arrived
             st.arrived += 1
-            reason = self._time_problem(kinds[j])
+            reason = batch.problems.get(j) or self._time_problem(kinds[j])
             etype = types[j]
             if reason is None and etype in self.types and etype not in clean:
                 reason = self.validator.problem(etype, batch, j)
@@ -374,7 +376,9 @@ class Matcher:
         if self.only_pattern_types or not self.plan.common_key_index:
             return None
         key = tuple([e[i] for i in self.plan.common_key_index])
-        return None if any(v is None for v in key) else key
+        if any(v is None or not _hashable(v) for v in key):
+            return None  # no run's key can equal a missing or unusable value
+        return key
 
     def _complete(self, completions: list[Completion], t: Any, out: list[Result]) -> None:
         st = self.st
@@ -523,6 +527,14 @@ class Matcher:
         if self.st.time_kind == "datetime":
             start, end = self._time_out(start), self._time_out(end)
         return Match.of(variables, where, start, end, found.partition, returned)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _insort(pending: list[tuple[Any, int, _Found]], item: tuple[Any, int, _Found]) -> None:
