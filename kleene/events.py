@@ -104,6 +104,18 @@ def type_problem(value: Any) -> str | None:
     return f"event type {value!r} is not text"
 
 
+def missing_time_unit(within: Any) -> str:
+    """The message for a window with a unit over numeric timestamps of unknown unit."""
+    amount = within.amount if within is not None else ""
+    unit = within.unit.name.lower() if within is not None and within.unit else "seconds"
+    return (
+        f"WITHIN {amount} {unit} has a time unit but the timestamps are plain numbers: "
+        "say what one timestamp unit is with time_unit= (--time-unit on the command "
+        f"line; one of {', '.join(TIME_UNITS)}), or write the window without a unit, "
+        "in timestamp units"
+    )
+
+
 def time_unit_seconds(unit: str) -> float:
     """The seconds in ``unit`` (a key of :data:`TIME_UNITS`); ValueError otherwise."""
     try:
@@ -466,7 +478,7 @@ def _finite_times(col: pa.ChunkedArray) -> bool:
     if pa.types.is_signed_integer(col.type) and col.type.bit_width <= 64:
         return True
     low, high = pc.min_max(col).values()
-    return bool(-MAX_TIME <= float(low.as_py()) and float(high.as_py()) <= MAX_TIME)
+    return bool(float(low.as_py()) >= -MAX_TIME and float(high.as_py()) <= MAX_TIME)
 
 
 def column_kind(column: list[Any]) -> str | None:
@@ -504,10 +516,15 @@ def read_batch(events: Any, fields: EventFields, first_position: int) -> EventBa
         return EventBatch(table.num_rows, fields, first_position, table=table)
     if isinstance(events, Mapping):
         events = [events]
+    rows = list(check_input(events))
+    return EventBatch(len(rows), fields, first_position, rows=rows)
+
+
+def check_input(events: Any) -> Any:
+    """``events`` when it is a supported input; TypeError saying what is otherwise."""
     if isinstance(events, str | bytes | bytearray) or not isinstance(events, Iterable):
         raise TypeError(f"events must be {ACCEPTED_INPUTS}; got {type(events).__name__}")
-    rows = list(events)
-    return EventBatch(len(rows), fields, first_position, rows=rows)
+    return events
 
 
 def normal_table(table: pa.Table) -> pa.Table:

@@ -16,7 +16,7 @@ from kleene.collapsed import Result
 from kleene.errors import QueryError
 from kleene.lang import ast, parse_program
 from kleene.match import Match
-from kleene.query import Query, RunResult, _match_order
+from kleene.query import Query, RunResult, _match_order, prepare_input, warn_rejected
 from kleene.runtime.composition import ProgramMatcher, Statement
 
 FIXED_FIELDS = frozenset({"timestamp", "type", "id"})
@@ -99,14 +99,20 @@ class Program:
         return ProgramMatcher(self.statements, self.fields, state)
 
     def run_detailed(self, events: Any | Iterable[Any]) -> RunResult:
+        """Matches and rejected events over a finite input (see Query.run_detailed)."""
+        plans = [q.plan for qs in [*self.definitions.values(), self.queries] for q in qs]
+        events = prepare_input(plans, events, self.fields, frozenset(self.definitions))
         m = self.matcher()
         matches: list[Result] = [*m.push(events), *m.flush()]
         matches.sort(key=_match_order)
         return RunResult(matches, m.take_rejected())
 
     def run(self, events: Any) -> list[Match]:
-        """All matches of the program's last statement over a finite input."""
-        return [m for m in self.run_detailed(events).matches if isinstance(m, Match)]
+        """All matches of the program's last statement over a finite input; rejected
+        events are counted in a RejectedEventsWarning."""
+        result = self.run_detailed(events)
+        warn_rejected(result)
+        return [m for m in result.matches if isinstance(m, Match)]
 
     def explain(self) -> str:
         parts = []

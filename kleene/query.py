@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import sys
+import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
+
+import pyarrow as pa
 
 from kleene.collapsed import CollapsedMatch, Result
 from kleene.compiler import build_plan
 from kleene.compiler.explain import explain_plan
 from kleene.compiler.plan import Plan
-from kleene.errors import QueryError
-from kleene.events import EventFields
+from kleene.errors import QueryError, RejectedEventsWarning, SchemaWarning
+from kleene.events import EventFields, check_input, time_unit_seconds
 from kleene.lang import ast, parse, validate
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.choice import choose_engine
+from kleene.runtime.ingest import check_columns, schema_gaps
 from kleene.runtime.matcher import Matcher, MatcherConfig
 
 DEFAULT_MAX_RUNS = 1_000_000
@@ -54,6 +59,7 @@ class Query:
         allowed_lateness: float = 0,
         max_runs: int = DEFAULT_MAX_RUNS,
         engine: str = "auto",
+        time_unit: str | None = None,
         node: ast.Query | None = None,
     ) -> None:
         if allowed_lateness < 0:
@@ -74,6 +80,7 @@ class Query:
             allowed_lateness=allowed_lateness,
             max_runs=max_runs,
             engine=choose_engine(self.plan, engine)[0],
+            time_unit=_time_unit(time_unit),
         )
         self.engine_reason = choose_engine(self.plan, engine)[1]
 
@@ -122,7 +129,14 @@ class Query:
         return Matcher(self.plan, self.config, state)
 
     def run_detailed(self, events: Any | Iterable[Any]) -> RunResult:
-        """Match a whole finite input; return matches and rejected events."""
+        """Match a whole finite input; return matches and rejected events.
+
+        Input: a pyarrow Table or RecordBatch, a pandas DataFrame, one event as a
+        mapping, or an iterable of mappings (TypeError otherwise). A typed input that
+        lacks a column the query reads is an :class:`EventError` before the run; for
+        mappings, an attribute no event of its type carries gives one
+        :class:`SchemaWarning`."""
+        events = prepare_input([self.plan], events, self.fields)
         m = self.matcher()
         matches = m.push(events)
         matches += m.flush()
@@ -130,18 +144,24 @@ class Query:
         return RunResult(matches, m.take_rejected())
 
     def run(self, events: Any) -> list[Match]:
-        """All matches over a finite input, ordered by last event, then first event."""
+        """All matches over a finite input, ordered by last event, then first event.
+        Rejected events are counted in a :class:`RejectedEventsWarning`;
+        :meth:`run_detailed` returns them with their reasons."""
         if self.output is ast.OutputFormat.COLLAPSED:
             raise QueryError("this query returns collapsed matches: use run_collapsed()")
-        return self.run_detailed(events).matches  # type: ignore[return-value]
+        result = self.run_detailed(events)
+        warn_rejected(result)
+        return result.matches  # type: ignore[return-value]
 
     def run_collapsed(self, events: Any) -> list[CollapsedMatch]:
         """The intermediate matches of postponed evaluation (``output="collapsed"``);
         ``expand()`` on each gives its matches."""
         if self.output is not ast.OutputFormat.COLLAPSED:
             raise QueryError("run_collapsed() needs output='collapsed'")
+        events = prepare_input([self.plan], events, self.fields)
         m = self.matcher()
         found = [*m.push(events), *m.flush()]
+        warn_rejected(RunResult([], m.take_rejected()))
         return found  # type: ignore[return-value]
 
     def explain(self) -> str:
@@ -150,6 +170,57 @@ class Query:
 
     def __repr__(self) -> str:
         return f"kleene.compile({self.text!r})"
+
+
+def _time_unit(unit: str | None) -> str | None:
+    if unit is not None:
+        try:
+            time_unit_seconds(unit)
+        except ValueError as exc:
+            raise QueryError(str(exc)) from None
+    return unit
+
+
+def prepare_input(
+    plans: list[Plan], events: Any, fields: EventFields, derived: frozenset[str] = frozenset()
+) -> Any:
+    """The input of a whole run, checked: TypeError for what is not events,
+    EventError for a typed input lacking a column the plans read, and the events as a
+    list (for a one-time iterable) with a SchemaWarning for attributes that no event
+    of their type carries."""
+    pd = sys.modules.get("pandas")
+    if isinstance(events, pa.Table | pa.RecordBatch) or (
+        pd is not None and isinstance(events, pd.DataFrame)
+    ):
+        check_columns(plans, events, fields, derived)
+        return events
+    if isinstance(events, Mapping):
+        events = [events]
+    rows = list(check_input(events))
+    gaps = schema_gaps(plans, rows, fields)
+    if gaps:
+        warnings.warn(
+            SchemaWarning(
+                f"no event carries {', '.join(gaps)}, which the query reads: every such "
+                "event is rejected (check the attribute names)"
+            ),
+            stacklevel=3,
+        )
+    return rows
+
+
+def warn_rejected(result: RunResult) -> None:
+    """A RejectedEventsWarning with the count, when some events were rejected."""
+    if result.rejected:
+        n = len(result.rejected)
+        first = result.rejected[0].reason
+        warnings.warn(
+            RejectedEventsWarning(
+                f"{n} event{'s' if n != 1 else ''} rejected (first: {first}); "
+                "run_detailed() returns each with its reason"
+            ),
+            stacklevel=3,
+        )
 
 
 def _match_order(m: Result) -> tuple[Any, ...]:
@@ -162,6 +233,8 @@ def _match_order(m: Result) -> tuple[Any, ...]:
 
 def compile(text: str, **options: Any) -> Query:
     """Compile a query. Options: strategy, output, time_field, type_field, id_field,
-    allowed_lateness, max_runs, engine ("auto", "nfa", "merge", "postpone").
+    allowed_lateness, max_runs, engine ("auto", "nfa", "merge", "postpone"),
+    time_unit (what one unit of a numeric time column is: "ns", "us", "ms", "s", "min",
+    "h" or "d"; needed by a WITHIN with a unit over numeric times).
     Raises QuerySyntaxError / QueryError."""
     return Query(text, **options)

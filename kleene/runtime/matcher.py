@@ -20,13 +20,16 @@ import numpy as np
 
 from kleene.collapsed import SAFE, UNSAFE, CollapsedMatch, Result
 from kleene.compiler.plan import NegatedEvent, Plan
+from kleene.errors import EventError
 from kleene.events import (
     MICROS,
     EventBatch,
     EventFields,
     micros_to_datetime,
+    missing_time_unit,
     read_batch,
     read_time,
+    time_unit_seconds,
 )
 from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
@@ -51,6 +54,7 @@ class MatcherConfig:
     allowed_lateness: float = 0
     max_runs: int = 1_000_000
     engine: str = "nfa"  # a core of runtime.choice.ENGINES, never "auto" (resolved before)
+    time_unit: str | None = None  # what one unit of a numeric time column is ("ms", ...)
 
 
 class MatcherState:
@@ -292,8 +296,25 @@ class Matcher:
         return MICROS if self.st.time_kind == "datetime" else 1
 
     def _window(self) -> float | None:
+        """The WITHIN size in the stream's time units: a window with a unit is in
+        seconds, converted for datetimes (microseconds) and for numeric times by the
+        configured ``time_unit``; a window without a unit is in timestamp units
+        (seconds for datetimes)."""
         w = self.plan.window
-        return None if w is None else w * (MICROS if self.st.time_kind == "datetime" else 1)
+        if w is None:
+            return None
+        kind = self.st.time_kind
+        if kind == "datetime":
+            return w * MICROS
+        if kind == "number" and self.plan.window_has_unit:
+            return w / self._unit_seconds()
+        return w
+
+    def _unit_seconds(self) -> float:
+        unit = self.config.time_unit
+        if unit is None:
+            raise EventError(missing_time_unit(self.plan.query.within))
+        return time_unit_seconds(unit)
 
     def _horizon(self) -> Any:
         """Events before this time are late."""
