@@ -37,6 +37,7 @@ from rich.table import Table
 
 from kleene.collapsed import CollapsedMatch
 from kleene.errors import EventError, KleeneError, QueryError
+from kleene.events import TIME_UNITS
 from kleene.io import (
     Format,
     FormatError,
@@ -113,6 +114,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--time-field", default="timestamp", help="time column (timestamp)")
     run.add_argument("--type-field", default="type", help="event type column (type)")
     run.add_argument("--id-field", default="id", help="event id column (id)")
+    run.add_argument(
+        "--schema",
+        help='CSV column types, e.g. "price:double,symbol:string" (else inferred)',
+    )
+    run.add_argument(
+        "--time-unit",
+        choices=list(TIME_UNITS),
+        help="unit of a numeric time column; needed by WITHIN with a unit (e.g. ms)",
+    )
     _add_query_options(run)
     run.add_argument(
         "--allowed-lateness",
@@ -264,9 +274,17 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         "type_field": args.type_field,
         "id_field": args.id_field,
     }
-    query = load_query(args.query_file, args, allowed_lateness=args.allowed_lateness, **fields)
+    query = load_query(
+        args.query_file,
+        args,
+        allowed_lateness=args.allowed_lateness,
+        time_unit=args.time_unit,
+        **fields,
+    )
     if not Path(args.input).exists():
         raise CliError(f"input file not found: {args.input}")
+    if args.schema and input_format is not Format.CSV:
+        raise CliError("--schema declares CSV column types; the input is not CSV", EXIT_USAGE)
     stats = RunStats(
         engine=args.engine,
         query_file=args.query_file,
@@ -319,7 +337,8 @@ def _run_local(
     """Read the whole file, then push it to one matcher in batches (with a progress bar)."""
     reading = err.status(f"reading {args.input} ...", spinner="dots")
     with reading if not args.quiet else contextlib.nullcontext():
-        events = read_events(args.input, input_format)
+        events = read_events(args.input, input_format, schema=args.schema)
+    query.check_columns(events)
     total = len(events)
     stats.events = total
     engine = getattr(getattr(query, "config", None), "engine", None)
@@ -378,7 +397,7 @@ def _run_spark(
     before = time.perf_counter()
     session = _spark_session(kspark, args.master)
     stats.startup_seconds = time.perf_counter() - before
-    frame = _spark_read(session, args.input, input_format)
+    frame = _spark_read(session, args.input, input_format, args.schema)
     result = kspark.match(
         frame,
         query,
@@ -423,10 +442,13 @@ def _spark_session(kspark: Any, master: str | None) -> Any:
     )
 
 
-def _spark_read(session: Any, path: str, fmt: Format) -> Any:
+def _spark_read(session: Any, path: str, fmt: Format, schema: str | None = None) -> Any:
+    """The input as a Spark DataFrame. A CSV file is read by kleene's typed reader (the
+    same column types and the same bad-cell reasons as the local engine), then handed
+    to Spark."""
     reader = session.read
     if fmt is Format.CSV:
-        return reader.option("header", True).option("inferSchema", True).csv(path)
+        return session.createDataFrame(read_events(path, fmt, schema=schema))
     if fmt is Format.JSONL:
         return reader.json(path)
     return reader.parquet(path)

@@ -13,11 +13,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from kleene.collapsed import Result
+from kleene.compiler.plan import Plan
 from kleene.errors import QueryError
 from kleene.lang import ast, parse_program
 from kleene.match import Match
 from kleene.query import Query, RunResult, _match_order, prepare_input, warn_rejected
 from kleene.runtime.composition import ProgramMatcher, Statement
+from kleene.runtime.ingest import check_columns
 
 FIXED_FIELDS = frozenset({"timestamp", "type", "id"})
 
@@ -98,10 +100,16 @@ class Program:
         """A push-based matcher over the raw stream; ``state`` resumes a snapshot."""
         return ProgramMatcher(self.statements, self.fields, state)
 
+    def _plans(self) -> list[Plan]:
+        return [q.plan for qs in [*self.definitions.values(), self.queries] for q in qs]
+
+    def check_columns(self, events: Any) -> None:
+        """EventError when a typed input lacks a column a query reads."""
+        check_columns(self._plans(), events, self.fields, frozenset(self.definitions))
+
     def run_detailed(self, events: Any | Iterable[Any]) -> RunResult:
         """Matches and rejected events over a finite input (see Query.run_detailed)."""
-        plans = [q.plan for qs in [*self.definitions.values(), self.queries] for q in qs]
-        events = prepare_input(plans, events, self.fields, frozenset(self.definitions))
+        events = prepare_input(self._plans(), events, self.fields, frozenset(self.definitions))
         m = self.matcher()
         matches: list[Result] = [*m.push(events), *m.flush()]
         matches.sort(key=_match_order)

@@ -20,7 +20,7 @@ from kleene.events import EventFields, check_input, time_unit_seconds
 from kleene.lang import ast, parse, validate
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.choice import choose_engine
-from kleene.runtime.ingest import check_columns, schema_gaps
+from kleene.runtime.ingest import check_columns, schema_gaps, window_size
 from kleene.runtime.matcher import Matcher, MatcherConfig
 
 DEFAULT_MAX_RUNS = 1_000_000
@@ -96,8 +96,20 @@ class Query:
 
     @property
     def window(self) -> float | None:
-        """The WITHIN size in timestamp units (seconds when timestamps are datetimes)."""
+        """The WITHIN size as written: in seconds when it has a unit, else in timestamp
+        units (seconds when timestamps are datetimes)."""
         return self.plan.window
+
+    def window_size(self, datetime: bool) -> float | None:
+        """The WITHIN size in internal time units for a datetime (microseconds) or a
+        numeric time column; EventError for a window with a unit over numeric times
+        without ``time_unit``."""
+        return window_size(self.plan, "datetime" if datetime else "number", self.config.time_unit)
+
+    def check_columns(self, events: Any) -> None:
+        """EventError when a typed input lacks a column the query reads (see
+        :meth:`run_detailed`); nothing for other input."""
+        check_columns([self.plan], events, self.fields)
 
     @property
     def partition_attributes(self) -> tuple[str, ...]:

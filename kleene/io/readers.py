@@ -1,7 +1,9 @@
 """Reading event files (CSV with a header row, JSON lines, Parquet) into tables.
 
 Types are inferred by pyarrow: integer, floating, boolean, string and ISO-8601 timestamp
-columns come out as such, and an empty CSV cell is a missing value. A JSON lines file
+columns come out as such, and an empty CSV cell is a missing value. A CSV column keeps
+one type: declared by a ``schema``, or inferred by the majority rule of
+:mod:`kleene.io.typed_csv`, whose bad cells reject their rows only. A JSON lines file
 whose field holds values of different kinds (``5`` in one line, ``"five"`` in another)
 cannot become an Arrow column; it is read into a pandas DataFrame (Python objects in
 that field) instead, so the engine can reject just the events whose values are of the
@@ -18,21 +20,24 @@ from typing import TypeAlias
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from kleene.errors import EventError
 from kleene.io.formats import Format, infer_format
+from kleene.io.typed_csv import Schema, read_typed_csv
 
 Events: TypeAlias = pa.Table | pd.DataFrame
 
 
-def read_events(path: str | Path, fmt: str | Format | None = None) -> Events:
+def read_events(
+    path: str | Path, fmt: str | Format | None = None, schema: Schema | None = None
+) -> Events:
     """Read an event file; the format is taken from ``fmt`` or else the file extension.
 
     Raises FileNotFoundError for a missing file, :class:`kleene.io.FormatError` for an
     unknown format and :class:`kleene.errors.EventError` for a file that cannot be parsed.
+    ``schema`` declares CSV column types (see :mod:`kleene.io.typed_csv`).
     """
     path = Path(path)
     kind = infer_format(path, fmt)
@@ -42,7 +47,7 @@ def read_events(path: str | Path, fmt: str | Format | None = None) -> Events:
         raise EventError(f"input is a directory, not a file: {path}")
     try:
         if kind is Format.CSV:
-            return _read_csv(path)
+            return _read_csv(path, schema)
         if kind is Format.JSONL:
             return _read_jsonl(path)
         return pq.read_table(path)
@@ -69,14 +74,10 @@ def read_dataframe(path: str | Path, fmt: str | Format | None = None) -> pd.Data
     return events.to_pandas() if isinstance(events, pa.Table) else events
 
 
-# An empty CSV cell is a missing value, for text columns too.
-_CSV_CONVERT = pa_csv.ConvertOptions(strings_can_be_null=True)
-
-
-def _read_csv(path: Path) -> pa.Table:
+def _read_csv(path: Path, schema: Schema | None = None) -> pa.Table:
     if path.stat().st_size == 0:
         return pa.table({})
-    return pa_csv.read_csv(path, convert_options=_CSV_CONVERT)
+    return read_typed_csv(path, schema)
 
 
 def _read_jsonl(path: Path) -> Events:

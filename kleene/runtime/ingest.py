@@ -20,7 +20,14 @@ from typing import Any
 
 from kleene.compiler.plan import Plan
 from kleene.errors import EventError
-from kleene.events import EventBatch, EventFields, is_missing
+from kleene.events import (
+    MICROS,
+    EventBatch,
+    EventFields,
+    is_missing,
+    missing_time_unit,
+    time_unit_seconds,
+)
 
 
 def value_kind(value: Any) -> str:
@@ -112,6 +119,24 @@ class Validator:
                     f"expected a {expected}"
                 )
         return None
+
+
+def window_size(plan: Plan, time_kind: str | None, time_unit: str | None) -> float | None:
+    """The WITHIN size in the stream's internal time units: a window with a unit is in
+    seconds, turned into microseconds for datetimes and into timestamp units for
+    numeric times by ``time_unit`` (EventError when it is not given: kleene never
+    guesses the unit of a number); a window without a unit is in timestamp units
+    (seconds for datetimes)."""
+    w = plan.window
+    if w is None:
+        return None
+    if time_kind == "datetime":
+        return w * MICROS
+    if time_kind == "number" and plan.window_has_unit:
+        if time_unit is None:
+            raise EventError(missing_time_unit(plan.query.within))
+        return w / time_unit_seconds(time_unit)
+    return w
 
 
 class ReorderBuffer:
@@ -234,9 +259,9 @@ def schema_gaps(plans: Iterable[Plan], rows: Sequence[Any], fields: EventFields)
     for row in rows:
         if not isinstance(row, Mapping):
             continue
-        etype = row.get(fields.type_field)
-        if isinstance(etype, str) and etype in required:
-            present = seen.setdefault(etype, set())
+        kind = row.get(fields.type_field)
+        if isinstance(kind, str) and kind in required:
+            present = seen.setdefault(kind, set())
             present.update(k for k, v in row.items() if not is_missing(v))
     return [
         f"{etype}.{attr}"

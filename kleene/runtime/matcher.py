@@ -20,21 +20,18 @@ import numpy as np
 
 from kleene.collapsed import SAFE, UNSAFE, CollapsedMatch, Result
 from kleene.compiler.plan import NegatedEvent, Plan
-from kleene.errors import EventError
 from kleene.events import (
     MICROS,
     EventBatch,
     EventFields,
     micros_to_datetime,
-    missing_time_unit,
     read_batch,
     read_time,
-    time_unit_seconds,
 )
 from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.core import Completion, Core, Intermediate
-from kleene.runtime.ingest import ReorderBuffer, Validator
+from kleene.runtime.ingest import ReorderBuffer, Validator, window_size
 from kleene.runtime.negation import NegationState, violated
 from kleene.runtime.nfa.backtrack import BacktrackCore
 from kleene.runtime.nfa.engine import NfaEngine
@@ -300,21 +297,7 @@ class Matcher:
         seconds, converted for datetimes (microseconds) and for numeric times by the
         configured ``time_unit``; a window without a unit is in timestamp units
         (seconds for datetimes)."""
-        w = self.plan.window
-        if w is None:
-            return None
-        kind = self.st.time_kind
-        if kind == "datetime":
-            return w * MICROS
-        if kind == "number" and self.plan.window_has_unit:
-            return w / self._unit_seconds()
-        return w
-
-    def _unit_seconds(self) -> float:
-        unit = self.config.time_unit
-        if unit is None:
-            raise EventError(missing_time_unit(self.plan.query.within))
-        return time_unit_seconds(unit)
+        return window_size(self.plan, self.st.time_kind, self.config.time_unit)
 
     def _horizon(self) -> Any:
         """Events before this time are late."""
