@@ -179,7 +179,7 @@ class EventBatch:
                 self.problems = {j: r for j, r in enumerate(reasons) if r is not None}
             if name in self.table.column_names:
                 col = self.table.column(name)
-                if not pa.types.is_string(col.type) and not pa.types.is_null(col.type):
+                if not pa.types.is_string(col.type):
                     self._text_types = False
                     for j, value in enumerate(col.to_pylist()):
                         self.problems.setdefault(j, type_problem(value) or "")
@@ -509,6 +509,8 @@ def read_batch(events: Any, fields: EventFields, first_position: int) -> EventBa
     pd = sys.modules.get("pandas")  # a DataFrame means pandas is imported already
     if pd is not None and isinstance(events, pd.DataFrame):
         try:
+            if not _one_kind_columns(events):
+                raise TypeError("mixed value kinds")
             table = normal_table(pa.Table.from_pandas(events, preserve_index=False))
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
             rows = events.to_dict("records")
@@ -518,6 +520,26 @@ def read_batch(events: Any, fields: EventFields, first_position: int) -> EventBa
         events = [events]
     rows = list(check_input(events))
     return EventBatch(len(rows), fields, first_position, rows=rows)
+
+
+# pandas' names for object columns whose values arrow converts without changing them
+_ONE_KIND = frozenset(
+    {"string", "integer", "floating", "mixed-integer-float", "boolean", "decimal", "empty"}
+    | {"datetime", "datetime64", "date", "categorical"}
+)
+
+
+def _one_kind_columns(frame: Any) -> bool:
+    """Whether arrow can take every object column of the frame as it is: a column
+    mixing kinds (True among numbers, lists among strings) is read as Python values,
+    which arrow would silently convert."""
+    from pandas.api.types import infer_dtype
+
+    return all(
+        infer_dtype(frame.iloc[:, i], skipna=True) in _ONE_KIND
+        for i, dtype in enumerate(frame.dtypes)
+        if dtype == object
+    )
 
 
 def check_input(events: Any) -> Any:

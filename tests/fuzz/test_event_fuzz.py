@@ -127,10 +127,13 @@ def encode(events: list[dict[str, Any]], how: str) -> Any:
                     frame[name] = frame[name].astype("category")
         return frame
     names = list(dict.fromkeys(name for e in events for name in e))
+    columns = {name: [e.get(name) for e in events] for name in names}
     try:  # every field, also those the first event lacks
-        table = pa.table({name: [e.get(name) for e in events] for name in names})
+        table = pa.table(columns)
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return events  # mixed kinds: no arrow column can hold them
+    if not all(_same(columns[n], table.column(n).to_pylist()) for n in names):
+        return events  # arrow would change a value (True as 1.0): not an encoding of it
     recode = {
         "arrow-dictionary": lambda c: c.dictionary_encode(),
         "arrow-view": lambda c: c.cast(pa.string_view()),
@@ -141,6 +144,15 @@ def encode(events: list[dict[str, Any]], how: str) -> Any:
         if recode is not None and i >= 0 and pa.types.is_string(table.schema.field(i).type):
             table = table.set_column(i, name, recode(table.column(name)))
     return table
+
+
+def _same(given: list[Any], read: list[Any]) -> bool:
+    def one(a: Any, b: Any) -> bool:
+        if isinstance(a, float) and math.isnan(a):
+            return b is None or (isinstance(b, float) and math.isnan(b))
+        return isinstance(a, bool) == isinstance(b, bool) and bool(a == b)
+
+    return all(one(a, b) for a, b in zip(given, read, strict=True))
 
 
 ENCODINGS = ["dicts", "pandas", "pandas-category", "arrow", "arrow-dictionary", "arrow-view"]
