@@ -538,7 +538,7 @@ def _one_kind_columns(frame: Any) -> bool:
     return all(
         infer_dtype(frame.iloc[:, i], skipna=True) in _ONE_KIND
         for i, dtype in enumerate(frame.dtypes)
-        if dtype == object
+        if dtype.kind == "O"
     )
 
 
