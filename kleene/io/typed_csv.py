@@ -12,8 +12,8 @@ A column's type is declared in a schema, or inferred from the file:
 
 A cell that does not parse as its column's type becomes null, and its row gets a reason
 in the :data:`kleene.events.PROBLEM_COLUMN` column, naming the column and the value; the
-matcher rejects such a row with that reason. An empty cell is a missing value, not a
-bad one.
+matcher rejects such a row with that reason. An empty cell (or a null marker pyarrow
+knows: ``NA``, ``N/A``, ``null``, ``NaN``, ...) is a missing value, not a bad one.
 
 A schema is text ``name:type,name:type`` (types ``int``, ``double``, ``string``,
 ``bool``, ``timestamp``; aliases ``integer``, ``long``, ``float``, ``text``, ``str``,
