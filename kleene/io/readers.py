@@ -57,9 +57,11 @@ def read_events(
         raise EventError(f"cannot read {path} as {kind.value}: {_first_line(exc)}") from exc
 
 
-def read_table(path: str | Path, fmt: str | Format | None = None) -> pa.Table:
+def read_table(
+    path: str | Path, fmt: str | Format | None = None, schema: Schema | None = None
+) -> pa.Table:
     """Like :func:`read_events` but always a pyarrow Table (EventError when impossible)."""
-    events = read_events(path, fmt)
+    events = read_events(path, fmt, schema)
     if isinstance(events, pa.Table):
         return events
     try:
