@@ -80,9 +80,12 @@ def normal_value(value: Any) -> Any:
     """An attribute value as a plain Python value: None when missing, numpy scalars and
     ``Decimal`` as int / float / bool / str. Other values (lists, dicts, datetimes) are
     returned as they are; the validator decides whether the query can use them."""
-    if value is None or isinstance(value, str | bool):
+    kind = type(value)
+    if kind is int or kind is str or value is None:
         return value
-    if isinstance(value, int):
+    if kind is float:
+        return None if value != value else value  # NaN
+    if isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
         return None if math.isnan(value) else value
@@ -168,6 +171,7 @@ class EventBatch:
         self._cache: dict[str, Any] = {}
         self.problems: dict[int, str] = {}
         self._text_types = True
+        self._dicts = rows is not None and all(type(row) is dict for row in rows)
         self._find_problems()
         self._read_times()
 
@@ -186,8 +190,9 @@ class EventBatch:
             return
         assert self.rows is not None
         types: list[Any] = []
+        dicts = self._dicts
         for j, row in enumerate(self.rows):
-            if not isinstance(row, Mapping):
+            if not dicts and not isinstance(row, Mapping):
                 self.problems[j] = f"an event is a mapping of fields, not a {type(row).__name__}"
                 types.append(None)
                 continue
@@ -278,6 +283,8 @@ class EventBatch:
                 return self.table.column(name).to_pylist()
             return [None] * self.n
         assert self.rows is not None
+        if self._dicts:
+            return [normal_value(row.get(name)) for row in self.rows]
         return [
             normal_value(row.get(name)) if isinstance(row, Mapping) else None for row in self.rows
         ]
@@ -404,8 +411,9 @@ class EventBatch:
         else:
             assert self.rows is not None
             times, kinds = [], []
+            dicts = self._dicts
             for row in self.rows:
-                value = row.get(name) if isinstance(row, Mapping) else None
+                value = row.get(name) if dicts or isinstance(row, Mapping) else None
                 internal, kind = read_time(value)
                 times.append(internal)
                 kinds.append(kind)
@@ -575,6 +583,11 @@ def _plain_column(col: pa.ChunkedArray) -> pa.ChunkedArray:
 def read_time(value: Any) -> tuple[Any, str]:
     """(time as a number, kind): kind "number" or "datetime" (the time then in epoch
     microseconds), else the reason the time cannot be used (the time then None)."""
+    kind = type(value)
+    if kind is int and -MAX_TIME <= value <= MAX_TIME:
+        return value, "number"
+    if kind is float and -MAX_TIME <= value <= MAX_TIME:  # False for NaN and inf
+        return value, "number"
     if is_missing(value):
         return None, "missing timestamp"
     if isinstance(value, bool | np.bool_):

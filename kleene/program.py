@@ -17,7 +17,14 @@ from kleene.compiler.plan import Plan
 from kleene.errors import QueryError
 from kleene.lang import ast, parse_program
 from kleene.match import Match
-from kleene.query import Query, RunResult, _match_order, prepare_input, warn_rejected
+from kleene.query import (
+    Query,
+    RunResult,
+    _match_order,
+    prepare_input,
+    warn_gaps,
+    warn_rejected,
+)
 from kleene.runtime.composition import ProgramMatcher, Statement
 from kleene.runtime.ingest import check_columns
 
@@ -109,11 +116,14 @@ class Program:
 
     def run_detailed(self, events: Any | Iterable[Any]) -> RunResult:
         """Matches and rejected events over a finite input (see Query.run_detailed)."""
-        events = prepare_input(self._plans(), events, self.fields, frozenset(self.definitions))
+        plans = self._plans()
+        events = prepare_input(plans, events, self.fields, frozenset(self.definitions))
         m = self.matcher()
         matches: list[Result] = [*m.push(events), *m.flush()]
         matches.sort(key=_match_order)
-        return RunResult(matches, m.take_rejected())
+        rejected = m.take_rejected()
+        warn_gaps(plans, events, self.fields, rejected)
+        return RunResult(matches, rejected)
 
     def run(self, events: Any) -> list[Match]:
         """All matches of the program's last statement over a finite input; rejected

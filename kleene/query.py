@@ -153,7 +153,9 @@ class Query:
         matches = m.push(events)
         matches += m.flush()
         matches.sort(key=_match_order)
-        return RunResult(matches, m.take_rejected())
+        rejected = m.take_rejected()
+        warn_gaps([self.plan], events, self.fields, rejected)
+        return RunResult(matches, rejected)
 
     def run(self, events: Any) -> list[Match]:
         """All matches over a finite input, ordered by last event, then first event.
@@ -173,7 +175,9 @@ class Query:
         events = prepare_input([self.plan], events, self.fields)
         m = self.matcher()
         found = [*m.push(events), *m.flush()]
-        warn_rejected(RunResult([], m.take_rejected()))
+        rejected = m.take_rejected()
+        warn_gaps([self.plan], events, self.fields, rejected)
+        warn_rejected(RunResult([], rejected))
         return found  # type: ignore[return-value]
 
     def explain(self) -> str:
@@ -208,17 +212,28 @@ def prepare_input(
         return events
     if isinstance(events, Mapping):
         events = [events]
-    rows = list(check_input(events))
-    gaps = schema_gaps(plans, rows, fields)
+    return list(check_input(events))
+
+
+def warn_gaps(
+    plans: list[Plan], events: Any, fields: EventFields, rejected: list[RejectedEvent]
+) -> None:
+    """After a run over mappings: one SchemaWarning naming each attribute the query
+    reads that no event of its type carries (looked for only when some event was
+    rejected for a missing attribute)."""
+    if not isinstance(events, list) or not any(
+        r.reason.startswith("missing attribute") for r in rejected
+    ):
+        return
+    gaps = schema_gaps(plans, events, fields)
     if gaps:
         warnings.warn(
             SchemaWarning(
                 f"no event carries {', '.join(gaps)}, which the query reads: every such "
                 "event is rejected (check the attribute names)"
             ),
-            stacklevel=3,
+            stacklevel=4,
         )
-    return rows
 
 
 def warn_rejected(result: RunResult) -> None:
