@@ -49,6 +49,7 @@ from kleene.io import (
     write_table,
 )
 from kleene.match import Match, RejectedEvent
+from kleene.runtime.ingest import check_column_names
 
 if TYPE_CHECKING:
     from kleene.program import Program
@@ -398,6 +399,8 @@ def _run_spark(
     session = _spark_session(kspark, args.master)
     stats.startup_seconds = time.perf_counter() - before
     frame = _spark_read(session, args.input, input_format, args.schema)
+    if frame.columns:  # an empty file has none
+        check_column_names([query.plan], frame.columns, query.fields)
     result = kspark.match(
         frame,
         query,

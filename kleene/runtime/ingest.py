@@ -175,9 +175,19 @@ def check_columns(
     if described is None:
         return
     columns, rows = described
-    categories = _type_categories(events, fields.type_field)
-    if not rows:
-        return
+    if rows:
+        categories = _type_categories(events, fields.type_field)
+        check_column_names(plans, columns, fields, derived, categories)
+
+
+def check_column_names(
+    plans: Iterable[Plan],
+    columns: Sequence[str],
+    fields: EventFields,
+    derived: frozenset[str] = frozenset(),
+    categories: Sequence[Any] | None = None,
+) -> None:
+    """:func:`check_columns` on an input's column names (and type categories)."""
     for name, role, option in (
         (fields.type_field, "event type", "type_field"),
         (fields.time_field, "time", "time_field"),
@@ -185,7 +195,8 @@ def check_columns(
         if name not in columns:
             raise EventError(
                 f"the input has no {name!r} column for the {role} (columns: "
-                f"{_listing(columns)}); name the column with {option}="
+                f"{_listing(columns)}); name the column with {option}= "
+                f"(--{option.replace('_', '-')})"
             )
     for plan in plans:
         for etype, attrs in plan.required.items():

@@ -205,3 +205,13 @@ def test_spark_engine_rejects_the_same_rows_for_the_same_reasons(tmp_path: Path)
     spark = _written(tmp_path, "spark", "--master", "local[1]")
     assert spark == local
     assert [r[0] for r in local[1]] == ["c", "d"]
+
+
+def test_cli_refuses_an_input_without_a_column_the_query_reads(tmp_path: Path) -> None:
+    events = tmp_path / "events.csv"
+    events.write_text("type,timestamp,symbol\nA,1,x\nB,2,x\n", encoding="utf-8")
+    query = tmp_path / "q.sase"
+    query.write_text(QUERY + "\n", encoding="utf-8")
+    done = run_kleene("run", query, "-i", events, "-o", tmp_path / "out.jsonl", "-q")
+    assert done.returncode != 0
+    assert "no 'price' column" in done.stderr and "Traceback" not in done.stderr
