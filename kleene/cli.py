@@ -45,6 +45,7 @@ from rich.table import Table
 
 from kleene.collapsed import CollapsedMatch
 from kleene.errors import EventError, KleeneError, QueryError, RunLimitError
+from kleene.events import TIME_UNITS
 from kleene.io import (
     Format,
     FormatError,
@@ -60,6 +61,7 @@ from kleene.io import (
     write_table,
 )
 from kleene.match import Match, RejectedEvent
+from kleene.runtime.ingest import check_column_names
 from kleene.runtime.limits import DEFAULT_MAX_RUNS
 
 if TYPE_CHECKING:
@@ -151,6 +153,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--time-field", default="timestamp", help="time column (timestamp)")
     run.add_argument("--type-field", default="type", help="event type column (type)")
     run.add_argument("--id-field", default="id", help="event id column (id)")
+    run.add_argument(
+        "--schema",
+        help='CSV column types, e.g. "price:double,symbol:string" (else inferred)',
+    )
+    run.add_argument(
+        "--time-unit",
+        choices=list(TIME_UNITS),
+        help="unit of a numeric time column; needed by WITHIN with a unit (e.g. ms)",
+    )
     _add_query_options(run)
     run.add_argument(
         "--allowed-lateness",
@@ -381,10 +392,17 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     }
     limits = {"max_runs": args.max_runs, "max_matches": args.max_matches or None}
     query = load_query(
-        args.query_file, args, allowed_lateness=args.allowed_lateness, **limits, **fields
+        args.query_file,
+        args,
+        allowed_lateness=args.allowed_lateness,
+        time_unit=args.time_unit,
+        **limits,
+        **fields,
     )
     if not is_stdio(args.input) and not Path(args.input).exists():
         raise CliError(f"input file not found: {args.input}")
+    if args.schema and input_format is not Format.CSV:
+        raise CliError("--schema declares CSV column types; the input is not CSV", EXIT_USAGE)
     stats = RunStats(
         engine=args.engine,
         query_file=args.query_file,
@@ -541,7 +559,8 @@ def _run_local(
     found before it and the rejected events so far stay written."""
     reading = err.status(f"reading {args.input} ...", spinner="dots")
     with reading if not args.quiet else contextlib.nullcontext():
-        events = read_events(args.input, input_format)
+        events = read_events(args.input, input_format, schema=args.schema)
+    query.check_columns(events)
     total = len(events)
     stats.events = total
     engine = getattr(getattr(query, "config", None), "engine", None)
@@ -603,7 +622,9 @@ def _run_spark(
     before = time.perf_counter()
     session = _spark_session(kspark, args.master)
     stats.startup_seconds = time.perf_counter() - before
-    frame = _spark_read(session, args.input, input_format)
+    frame = _spark_read(session, args.input, input_format, args.schema)
+    if frame.columns:  # an empty file has none
+        check_column_names([query.plan], frame.columns, query.fields)
     result = kspark.match(
         frame,
         query,
@@ -648,10 +669,13 @@ def _spark_session(kspark: Any, master: str | None) -> Any:
     )
 
 
-def _spark_read(session: Any, path: str, fmt: Format) -> Any:
+def _spark_read(session: Any, path: str, fmt: Format, schema: str | None = None) -> Any:
+    """The input as a Spark DataFrame. A CSV file is read by kleene's typed reader (the
+    same column types and the same bad-cell reasons as the local engine), then handed
+    to Spark."""
     reader = session.read
     if fmt is Format.CSV:
-        return reader.option("header", True).option("inferSchema", True).csv(path)
+        return session.createDataFrame(read_events(path, fmt, schema=schema))
     if fmt is Format.JSONL:
         return reader.json(path)
     return reader.parquet(path)

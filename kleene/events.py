@@ -5,11 +5,20 @@ of mappings, a pandas DataFrame, or a pyarrow Table / RecordBatch; whatever its 
 batch is read into columns (Python lists of the attributes a query needs) once, and the
 matcher walks those columns. Timestamps are numbers, or datetimes, which are carried as
 integer microseconds since the epoch and turned back into datetimes on output.
+
+Every encoding is normalised on the way in (see docs/language.md, "Events"): arrow
+dictionary, ``string_view`` and large string columns and pandas ``category`` columns
+become plain values, numpy scalars and ``Decimal`` become Python numbers, and missing
+markers (None, NaN, ``pd.NA``, ``NaT``) become None. What cannot be an event is found
+per event and rejected with its reason (``EventBatch.problems``): an event type that is
+not text, a cell a typed reader could not parse (the ``kleene_problem`` column), a
+timestamp that is not a finite number within the int64 range or a datetime.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,6 +31,21 @@ import pyarrow.compute as pc
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 MICROS = 1_000_000
+# A numeric timestamp must be finite and within the int64 range (nanoseconds since the
+# epoch still fit): beyond it no event could ever come after it.
+MAX_TIME = 2**63 - 1
+# A column a typed reader adds: per row, why a cell could not be read (null when fine).
+PROBLEM_COLUMN = "kleene_problem"
+# The seconds in one time unit, for ``time_unit`` (numeric time columns).
+TIME_UNITS: dict[str, float] = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "min": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+}
 
 
 @dataclass(frozen=True)
@@ -34,7 +58,74 @@ class EventFields:
 
 
 def is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """None, a float or Decimal NaN, numpy NaN / NaT, pandas ``NA`` / ``NaT``."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, str | int):
+        return False
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    if isinstance(value, np.floating):
+        return bool(np.isnan(value))
+    if isinstance(value, np.datetime64 | np.timedelta64):
+        return bool(np.isnat(value))
+    if isinstance(value, decimal.Decimal):
+        return value.is_nan()
+    return False
+
+
+def normal_value(value: Any) -> Any:
+    """An attribute value as a plain Python value: None when missing, numpy scalars and
+    ``Decimal`` as int / float / bool / str. Other values (lists, dicts, datetimes) are
+    returned as they are; the validator decides whether the query can use them."""
+    kind = type(value)
+    if kind is int or kind is str or value is None:
+        return value
+    if kind is float:
+        return None if value != value else value  # NaN
+    if isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if is_missing(value):
+        return None
+    if isinstance(value, np.generic) and not isinstance(value, np.datetime64):
+        return value.item()
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def type_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be an event type (None when it is text)."""
+    if isinstance(value, str):
+        return None
+    if is_missing(value):
+        return "missing event type"
+    return f"event type {value!r} is not text"
+
+
+def missing_time_unit(within: Any) -> str:
+    """The message for a window with a unit over numeric timestamps of unknown unit."""
+    amount = within.amount if within is not None else ""
+    unit = within.unit.name.lower() if within is not None and within.unit else "seconds"
+    return (
+        f"WITHIN {amount} {unit} has a time unit but the timestamps are plain numbers: "
+        "say what one timestamp unit is with time_unit= (--time-unit on the command "
+        f"line; one of {', '.join(TIME_UNITS)}), or write the window without a unit, "
+        "in timestamp units"
+    )
+
+
+def time_unit_seconds(unit: str) -> float:
+    """The seconds in ``unit`` (a key of :data:`TIME_UNITS`); ValueError otherwise."""
+    try:
+        return TIME_UNITS[unit]
+    except KeyError:
+        units = ", ".join(TIME_UNITS)
+        raise ValueError(f"unknown time unit {unit!r}; expected one of: {units}") from None
 
 
 def datetime_to_micros(value: dt.datetime) -> int:
@@ -57,7 +148,8 @@ class EventBatch:
     ``time_kinds`` says per event whether its time was a number or a datetime, or why
     it is unreadable. The vectorized views (``types_array``, ``times_array``,
     ``array``, ``kind``, ``time_kind``) let the matcher check and filter a whole batch
-    at once; ``take`` gives the Python values of chosen rows only.
+    at once; ``take`` gives the Python values of chosen rows only. ``problems`` maps
+    the index of each event that cannot be an event at all to the reason.
     """
 
     def __init__(
@@ -77,7 +169,47 @@ class EventBatch:
         self.tz: dt.tzinfo | None = None
         self.time_kind: str | None = None
         self._cache: dict[str, Any] = {}
+        self.problems: dict[int, str] = {}
+        self._text_types = True
+        self._dicts = rows is not None and all(type(row) is dict for row in rows)
+        self._find_problems()
         self._read_times()
+
+    def _find_problems(self) -> None:
+        name = self.fields.type_field
+        if self.table is not None:
+            if PROBLEM_COLUMN in self.table.column_names:
+                reasons = self.table.column(PROBLEM_COLUMN).to_pylist()
+                self.problems = {j: r for j, r in enumerate(reasons) if r is not None}
+            if name in self.table.column_names:
+                col = self.table.column(name)
+                if not pa.types.is_string(col.type):
+                    self._text_types = False
+                    for j, value in enumerate(col.to_pylist()):
+                        self.problems.setdefault(j, type_problem(value) or "")
+            return
+        assert self.rows is not None
+        types: list[Any] = []
+        dicts = self._dicts
+        for j, row in enumerate(self.rows):
+            if not dicts and not isinstance(row, Mapping):
+                self.problems[j] = f"an event is a mapping of fields, not a {type(row).__name__}"
+                types.append(None)
+                continue
+            reason = row.get(PROBLEM_COLUMN)
+            if reason is not None:
+                self.problems[j] = str(reason)
+            value = row.get(name)
+            if isinstance(value, str):
+                types.append(value)
+                continue
+            if isinstance(value, np.str_):
+                types.append(str(value))
+                continue
+            types.append(None)
+            if not is_missing(value):
+                self.problems.setdefault(j, type_problem(value) or "")
+        self._cache["types"] = types
 
     def __len__(self) -> int:
         return self.n
@@ -86,8 +218,12 @@ class EventBatch:
 
     @property
     def types(self) -> list[Any]:
+        """Event types: text, or None (missing or not text)."""
         if "types" not in self._cache:
-            self._cache["types"] = self._raw(self.fields.type_field)
+            if self._text_types:
+                self._cache["types"] = self._raw(self.fields.type_field)
+            else:
+                self._cache["types"] = [None] * self.n
         return self._cache["types"]
 
     @property
@@ -133,10 +269,13 @@ class EventBatch:
     def record(self, j: int) -> dict[str, Any]:
         """The j-th event as read, for the rejected-events output."""
         if self.table is not None:
-            return dict(self.table.slice(j, 1).to_pylist()[0])
-        assert self.rows is not None
-        row = self.rows[j]
-        return dict(row) if isinstance(row, Mapping) else {"value": row}
+            record = dict(self.table.slice(j, 1).to_pylist()[0])
+        else:
+            assert self.rows is not None
+            row = self.rows[j]
+            record = dict(row) if isinstance(row, Mapping) else {"value": row}
+        record.pop(PROBLEM_COLUMN, None)
+        return record
 
     def _raw(self, name: str) -> list[Any]:
         if self.table is not None:
@@ -144,13 +283,18 @@ class EventBatch:
                 return self.table.column(name).to_pylist()
             return [None] * self.n
         assert self.rows is not None
-        return [row.get(name) if isinstance(row, Mapping) else None for row in self.rows]
+        if self._dicts:
+            return [normal_value(row.get(name)) for row in self.rows]
+        return [
+            normal_value(row.get(name)) if isinstance(row, Mapping) else None for row in self.rows
+        ]
 
     # --- vectorized views ----------------------------------------------------------------
 
     def types_array(self) -> np.ndarray:
         if "types_array" not in self._cache:
-            if self.table is not None and self.fields.type_field in self.table.column_names:
+            if self._text_types and self._has_column(self.fields.type_field):
+                assert self.table is not None
                 col = self.table.column(self.fields.type_field)
                 arr = col.to_numpy(zero_copy_only=False)
             else:
@@ -165,7 +309,8 @@ class EventBatch:
         key = "type_mask:" + repr(wanted)
         if key in self._cache:
             return self._cache[key]
-        if self.table is not None and self.fields.type_field in self.table.column_names:
+        if self._text_types and self._has_column(self.fields.type_field):
+            assert self.table is not None
             col = self.table.column(self.fields.type_field)
             found = pc.is_in(col, value_set=pa.array(wanted, type=col.type))
             mask = found.to_numpy(zero_copy_only=False) & ~pc.is_null(col).to_numpy(
@@ -180,13 +325,17 @@ class EventBatch:
     def present_types(self) -> set[Any]:
         """The distinct event types of the batch (None when some event has none)."""
         if "present" not in self._cache:
-            if self.table is not None and self.fields.type_field in self.table.column_names:
+            if self._text_types and self._has_column(self.fields.type_field):
+                assert self.table is not None
                 col = self.table.column(self.fields.type_field)
                 found = set(pc.unique(col).to_pylist())
             else:
                 found = set(self.types)
             self._cache["present"] = found
         return self._cache["present"]
+
+    def _has_column(self, name: str) -> bool:
+        return self.table is not None and name in self.table.column_names
 
     def kind(self, attr: str, rows: np.ndarray | None = None) -> str | None:
         """ "number" or "string" when every value of the column (of the rows where the
@@ -262,8 +411,9 @@ class EventBatch:
         else:
             assert self.rows is not None
             times, kinds = [], []
+            dicts = self._dicts
             for row in self.rows:
-                value = row.get(name) if isinstance(row, Mapping) else None
+                value = row.get(name) if dicts or isinstance(row, Mapping) else None
                 internal, kind = read_time(value)
                 times.append(internal)
                 kinds.append(kind)
@@ -285,22 +435,18 @@ class EventBatch:
 
                 self.tz = dt.UTC if tz_name.upper() == "UTC" else zoneinfo.ZoneInfo(tz_name)
             self.time_kind = "datetime"
-            return col.cast(pa.timestamp("us", tz_name)).cast(pa.int64())
-        if pa.types.is_integer(col.type) or (
-            pa.types.is_floating(col.type) and not pc.any(pc.is_nan(col)).as_py()
-        ):
+            return _micros(col)
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            if len(col) and not _finite_times(col):
+                return None
             self.time_kind = "number"
             return col
         return None
 
     def _arrow_times(self, col: pa.ChunkedArray) -> tuple[list[Any], list[str]]:
         if pa.types.is_timestamp(col.type):
-            micros = col.cast(pa.timestamp("us", col.type.tz)).cast(pa.int64()).to_pylist()
+            micros = _micros(col).to_pylist()
             return micros, ["datetime" if v is not None else "missing timestamp" for v in micros]
-        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-            values = col.to_pylist()
-            kinds = ["missing timestamp" if is_missing(v) else "number" for v in values]
-            return [None if is_missing(v) else v for v in values], kinds
         read = [read_time(v) for v in col.to_pylist()]
         return [r[0] for r in read], [r[1] for r in read]
 
@@ -328,6 +474,21 @@ class EventBatch:
         return self.times[-1]
 
 
+def _micros(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A timestamp column as int64 microseconds since the epoch (finer units truncated)."""
+    return pc.cast(col, pa.timestamp("us", col.type.tz), safe=False).cast(pa.int64())
+
+
+def _finite_times(col: pa.ChunkedArray) -> bool:
+    """Whether every number of the column is a usable time (finite, within MAX_TIME)."""
+    if pa.types.is_floating(col.type) and not pc.all(pc.is_finite(col)).as_py():
+        return False
+    if pa.types.is_signed_integer(col.type) and col.type.bit_width <= 64:
+        return True
+    low, high = pc.min_max(col).values()
+    return bool(float(low.as_py()) >= -MAX_TIME and float(high.as_py()) <= MAX_TIME)
+
+
 def column_kind(column: list[Any]) -> str | None:
     """ "number" or "string" when every value is one and none is missing, else None."""
     kinds = set(map(type, column))
@@ -340,35 +501,106 @@ def column_kind(column: list[Any]) -> str | None:
     return None
 
 
+ACCEPTED_INPUTS = (
+    "a pyarrow Table or RecordBatch, a pandas DataFrame, one event as a mapping, or an "
+    "iterable of mappings (e.g. a list of dicts)"
+)
+
+
 def read_batch(events: Any, fields: EventFields, first_position: int) -> EventBatch:
-    """Read any supported input into an :class:`EventBatch`."""
+    """Read any supported input into an :class:`EventBatch`; TypeError for other input."""
     if isinstance(events, pa.RecordBatch):
         events = pa.Table.from_batches([events])
     if isinstance(events, pa.Table):
-        return EventBatch(events.num_rows, fields, first_position, table=events)
+        table = normal_table(events)
+        return EventBatch(table.num_rows, fields, first_position, table=table)
     pd = sys.modules.get("pandas")  # a DataFrame means pandas is imported already
     if pd is not None and isinstance(events, pd.DataFrame):
         try:
-            table = pa.Table.from_pandas(events, preserve_index=False)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            if not _one_kind_columns(events):
+                raise TypeError("mixed value kinds")
+            table = normal_table(pa.Table.from_pandas(events, preserve_index=False))
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
             rows = events.to_dict("records")
             return EventBatch(len(rows), fields, first_position, rows=rows)
         return EventBatch(table.num_rows, fields, first_position, table=table)
     if isinstance(events, Mapping):
         events = [events]
-    rows = list(events)
+    rows = list(check_input(events))
     return EventBatch(len(rows), fields, first_position, rows=rows)
 
 
+# pandas' names for object columns whose values arrow converts without changing them
+_ONE_KIND = frozenset(
+    {"string", "integer", "floating", "mixed-integer-float", "boolean", "decimal", "empty"}
+    | {"datetime", "datetime64", "date", "categorical"}
+)
+
+
+def _one_kind_columns(frame: Any) -> bool:
+    """Whether arrow can take every object column of the frame as it is: a column
+    mixing kinds (True among numbers, lists among strings) is read as Python values,
+    which arrow would silently convert."""
+    from pandas.api.types import infer_dtype
+
+    return all(
+        infer_dtype(frame.iloc[:, i], skipna=True) in _ONE_KIND
+        for i, dtype in enumerate(frame.dtypes)
+        if dtype.kind == "O"
+    )
+
+
+def check_input(events: Any) -> Any:
+    """``events`` when it is a supported input; TypeError saying what is otherwise."""
+    if isinstance(events, str | bytes | bytearray) or not isinstance(events, Iterable):
+        raise TypeError(f"events must be {ACCEPTED_INPUTS}; got {type(events).__name__}")
+    return events
+
+
+def normal_table(table: pa.Table) -> pa.Table:
+    """The table with every column in a plain encoding: dictionary columns decoded,
+    string views and large strings as strings, decimals as float64."""
+    columns = []
+    changed = False
+    for col in table.columns:
+        plain = _plain_column(col)
+        changed |= plain is not col
+        columns.append(plain)
+    return pa.Table.from_arrays(columns, names=table.column_names) if changed else table
+
+
+def _plain_column(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    kind = col.type
+    if pa.types.is_dictionary(kind):
+        return _plain_column(col.cast(kind.value_type))
+    if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+        return col.cast(pa.string())
+    if pa.types.is_decimal(kind):
+        return pc.cast(col, pa.float64(), safe=False)
+    return col
+
+
 def read_time(value: Any) -> tuple[Any, str]:
-    if isinstance(value, bool) or is_missing(value):
+    """(time as a number, kind): kind "number" or "datetime" (the time then in epoch
+    microseconds), else the reason the time cannot be used (the time then None)."""
+    kind = type(value)
+    if kind is int and -MAX_TIME <= value <= MAX_TIME:
+        return value, "number"
+    if kind is float and -MAX_TIME <= value <= MAX_TIME:  # False for NaN and inf
+        return value, "number"
+    if is_missing(value):
         return None, "missing timestamp"
+    if isinstance(value, bool | np.bool_):
+        return None, f"timestamp {value!r} is neither a number nor a datetime"
+    if isinstance(value, np.datetime64):
+        return int(value.astype("datetime64[us]").astype("int64")), "datetime"
+    value = normal_value(value)
     if isinstance(value, int | float):
+        if not math.isfinite(value):
+            return None, f"timestamp {value!r} is not a finite number"
+        if abs(value) > MAX_TIME:
+            return None, f"timestamp {value!r} is out of range (beyond +-(2**63 - 1))"
         return value, "number"
     if isinstance(value, dt.datetime):
         return datetime_to_micros(value), "datetime"
-    if hasattr(value, "dtype") and str(getattr(value, "dtype", "")).startswith("datetime64"):
-        return int(value.astype("datetime64[us]").astype("int64")), "datetime"
-    if hasattr(value, "item") and isinstance(value.item(), int | float):  # numpy scalar
-        return value.item(), "number"
     return None, f"timestamp {value!r} is neither a number nor a datetime"

@@ -13,11 +13,20 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kleene.collapsed import Result
+from kleene.compiler.plan import Plan
 from kleene.errors import QueryError
 from kleene.lang import ast, parse_program
 from kleene.match import Match
-from kleene.query import Query, RunResult, _match_order
+from kleene.query import (
+    Query,
+    RunResult,
+    _match_order,
+    prepare_input,
+    warn_gaps,
+    warn_rejected,
+)
 from kleene.runtime.composition import ProgramMatcher, Statement
+from kleene.runtime.ingest import check_columns
 
 FIXED_FIELDS = frozenset({"timestamp", "type", "id"})
 
@@ -103,15 +112,30 @@ class Program:
         ``on_matches`` receives the matches as they are found (see Query.matcher)."""
         return ProgramMatcher(self.statements, self.fields, state, on_matches)
 
+    def _plans(self) -> list[Plan]:
+        return [q.plan for qs in [*self.definitions.values(), self.queries] for q in qs]
+
+    def check_columns(self, events: Any) -> None:
+        """EventError when a typed input lacks a column a query reads."""
+        check_columns(self._plans(), events, self.fields, frozenset(self.definitions))
+
     def run_detailed(self, events: Any | Iterable[Any]) -> RunResult:
+        """Matches and rejected events over a finite input (see Query.run_detailed)."""
+        plans = self._plans()
+        events = prepare_input(plans, events, self.fields, frozenset(self.definitions))
         m = self.matcher()
         matches: list[Result] = [*m.push(events), *m.flush()]
         matches.sort(key=_match_order)
-        return RunResult(matches, m.take_rejected())
+        rejected = m.take_rejected()
+        warn_gaps(plans, events, self.fields, rejected)
+        return RunResult(matches, rejected)
 
     def run(self, events: Any) -> list[Match]:
-        """All matches of the program's last statement over a finite input."""
-        return [m for m in self.run_detailed(events).matches if isinstance(m, Match)]
+        """All matches of the program's last statement over a finite input; rejected
+        events are counted in a RejectedEventsWarning."""
+        result = self.run_detailed(events)
+        warn_rejected(result)
+        return [m for m in result.matches if isinstance(m, Match)]
 
     def explain(self) -> str:
         parts = []

@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from itertools import chain
 from typing import Any
 
+import pyarrow as pa
+
 from kleene.collapsed import CollapsedMatch, Result
 from kleene.compiler import build_plan
 from kleene.compiler.explain import explain_plan
 from kleene.compiler.plan import Plan
-from kleene.errors import QueryError, line_starts, position
-from kleene.events import EventFields
+from kleene.errors import (
+    QueryError,
+    RejectedEventsWarning,
+    SchemaWarning,
+    line_starts,
+    position,
+)
+from kleene.events import EventFields, check_input, time_unit_seconds
 from kleene.lang import ast, parse, validate
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.choice import choose_engine
+from kleene.runtime.ingest import check_columns, schema_gaps, window_size
 from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
 from kleene.runtime.matcher import Matcher, MatcherConfig
 
@@ -60,6 +71,7 @@ class Query:
         max_runs: int = DEFAULT_MAX_RUNS,
         max_matches: int | None = DEFAULT_MAX_MATCHES,
         engine: str = "auto",
+        time_unit: str | None = None,
         node: ast.Query | None = None,
     ) -> None:
         if allowed_lateness < 0:
@@ -84,6 +96,7 @@ class Query:
             max_runs=max_runs,
             max_matches=max_matches,
             engine=chosen,
+            time_unit=_time_unit(time_unit),
         )
 
     def _choose_engine(self, engine: str, output_from_text: bool) -> tuple[str, str]:
@@ -113,8 +126,20 @@ class Query:
 
     @property
     def window(self) -> float | None:
-        """The WITHIN size in timestamp units (seconds when timestamps are datetimes)."""
+        """The WITHIN size as written: in seconds when it has a unit, else in timestamp
+        units (seconds when timestamps are datetimes)."""
         return self.plan.window
+
+    def window_size(self, datetime: bool) -> float | None:
+        """The WITHIN size in internal time units for a datetime (microseconds) or a
+        numeric time column; EventError for a window with a unit over numeric times
+        without ``time_unit``."""
+        return window_size(self.plan, "datetime" if datetime else "number", self.config.time_unit)
+
+    def check_columns(self, events: Any) -> None:
+        """EventError when a typed input lacks a column the query reads (see
+        :meth:`run_detailed`); nothing for other input."""
+        check_columns([self.plan], events, self.fields)
 
     @property
     def partition_attributes(self) -> tuple[str, ...]:
@@ -154,26 +179,43 @@ class Query:
         return Matcher(self.plan, self.config, state, on_matches)
 
     def run_detailed(self, events: Any | Iterable[Any]) -> RunResult:
-        """Match a whole finite input; return matches and rejected events."""
+        """Match a whole finite input; return matches and rejected events.
+
+        Input: a pyarrow Table or RecordBatch, a pandas DataFrame, one event as a
+        mapping, or an iterable of mappings (TypeError otherwise). A typed input that
+        lacks a column the query reads is an :class:`EventError` before the run; for
+        mappings, an attribute no event of its type carries gives one
+        :class:`SchemaWarning`."""
+        events = prepare_input([self.plan], events, self.fields)
         m = self.matcher()
         matches = m.push(events)
         matches += m.flush()
         matches.sort(key=_match_order)
-        return RunResult(matches, m.take_rejected())
+        rejected = m.take_rejected()
+        warn_gaps([self.plan], events, self.fields, rejected)
+        return RunResult(matches, rejected)
 
     def run(self, events: Any) -> list[Match]:
-        """All matches over a finite input, ordered by last event, then first event."""
+        """All matches over a finite input, ordered by last event, then first event.
+        Rejected events are counted in a :class:`RejectedEventsWarning`;
+        :meth:`run_detailed` returns them with their reasons."""
         if self.output is ast.OutputFormat.COLLAPSED:
             raise QueryError("this query returns collapsed matches: use run_collapsed()")
-        return self.run_detailed(events).matches  # type: ignore[return-value]
+        result = self.run_detailed(events)
+        warn_rejected(result)
+        return result.matches  # type: ignore[return-value]
 
     def run_collapsed(self, events: Any) -> list[CollapsedMatch]:
         """The intermediate matches of postponed evaluation (``output="collapsed"``);
         ``expand()`` on each gives its matches."""
         if self.output is not ast.OutputFormat.COLLAPSED:
             raise QueryError("run_collapsed() needs output='collapsed'")
+        events = prepare_input([self.plan], events, self.fields)
         m = self.matcher()
         found = [*m.push(events), *m.flush()]
+        rejected = m.take_rejected()
+        warn_gaps([self.plan], events, self.fields, rejected)
+        warn_rejected(RunResult([], rejected))
         return found  # type: ignore[return-value]
 
     def explain(self) -> str:
@@ -194,6 +236,68 @@ def _offset(text: str, span: ast.Span) -> int:
     return line_starts(text)[span.line - 1] + span.column - 1
 
 
+def _time_unit(unit: str | None) -> str | None:
+    if unit is not None:
+        try:
+            time_unit_seconds(unit)
+        except ValueError as exc:
+            raise QueryError(str(exc)) from None
+    return unit
+
+
+def prepare_input(
+    plans: list[Plan], events: Any, fields: EventFields, derived: frozenset[str] = frozenset()
+) -> Any:
+    """The input of a whole run, checked: TypeError for what is not events,
+    EventError for a typed input lacking a column the plans read, and the events as a
+    list (for a one-time iterable) with a SchemaWarning for attributes that no event
+    of their type carries."""
+    pd = sys.modules.get("pandas")
+    if isinstance(events, pa.Table | pa.RecordBatch) or (
+        pd is not None and isinstance(events, pd.DataFrame)
+    ):
+        check_columns(plans, events, fields, derived)
+        return events
+    if isinstance(events, Mapping):
+        events = [events]
+    return list(check_input(events))
+
+
+def warn_gaps(
+    plans: list[Plan], events: Any, fields: EventFields, rejected: list[RejectedEvent]
+) -> None:
+    """After a run over mappings: one SchemaWarning naming each attribute the query
+    reads that no event of its type carries (looked for only when some event was
+    rejected for a missing attribute)."""
+    if not isinstance(events, list) or not any(
+        r.reason.startswith("missing attribute") for r in rejected
+    ):
+        return
+    gaps = schema_gaps(plans, events, fields)
+    if gaps:
+        warnings.warn(
+            SchemaWarning(
+                f"no event carries {', '.join(gaps)}, which the query reads: every such "
+                "event is rejected (check the attribute names)"
+            ),
+            stacklevel=4,
+        )
+
+
+def warn_rejected(result: RunResult) -> None:
+    """A RejectedEventsWarning with the count, when some events were rejected."""
+    if result.rejected:
+        n = len(result.rejected)
+        first = result.rejected[0].reason
+        warnings.warn(
+            RejectedEventsWarning(
+                f"{n} event{'s' if n != 1 else ''} rejected (first: {first}); "
+                "run_detailed() returns each with its reason"
+            ),
+            stacklevel=3,
+        )
+
+
 def _match_order(m: Result) -> tuple[Any, ...]:
     """(last position, first position, all positions in order)."""
     if isinstance(m, CollapsedMatch):
@@ -206,6 +310,7 @@ def compile(text: str, **options: Any) -> Query:
     """Compile a query. Options: strategy, output, time_field, type_field, id_field,
     allowed_lateness, max_runs (live runs, default 1,000,000), max_matches (matches per
     matcher, default 1,000,000, None for no limit), engine ("auto", "nfa", "merge",
-    "postpone", ...).
+    "postpone", ...), time_unit (what one unit of a numeric time column is: "ns", "us",
+    "ms", "s", "min", "h" or "d"; needed by a WITHIN with a unit over numeric times).
     Raises QuerySyntaxError / QueryError."""
     return Query(text, **options)

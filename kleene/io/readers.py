@@ -9,7 +9,9 @@ A file that cannot be read (binary data, text that is not UTF-8, a truncated Par
 file, no permission) is an :class:`kleene.errors.EventError` that names it.
 
 Types are inferred by pyarrow: integer, floating, boolean, string and ISO-8601 timestamp
-columns come out as such, and an empty CSV cell is a missing value. A JSON lines file
+columns come out as such, and an empty CSV cell is a missing value. A CSV column keeps
+one type: declared by a ``schema``, or inferred by the majority rule of
+:mod:`kleene.io.typed_csv`, whose bad cells reject their rows only. A JSON lines file
 whose field holds values of different kinds (``5`` in one line, ``"five"`` in another)
 cannot become an Arrow column; it is read into a pandas DataFrame (Python objects in
 that field) instead, so the engine can reject just the events whose values are of the
@@ -30,24 +32,27 @@ from typing import TypeAlias
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from kleene.errors import EventError
 from kleene.io.formats import Format, FormatError, infer_format, is_stdio
+from kleene.io.typed_csv import Schema, read_typed_csv
 
 Events: TypeAlias = pa.Table | pd.DataFrame
 
 
-def read_events(path: str | Path, fmt: str | Format | None = None) -> Events:
+def read_events(
+    path: str | Path, fmt: str | Format | None = None, schema: Schema | None = None
+) -> Events:
     """Read an event file; the format is taken from ``fmt`` or else the file extension.
 
     Raises FileNotFoundError for a missing file, :class:`kleene.io.FormatError` for an
     unknown format and :class:`kleene.errors.EventError` for a file that cannot be parsed.
+    ``schema`` declares CSV column types (see :mod:`kleene.io.typed_csv`).
     """
     if is_stdio(path):
-        return _read_stdin(infer_format(path, fmt))
+        return _read_stdin(infer_format(path, fmt), schema)
     path = Path(path)
     kind = input_format(path, fmt)
     if not path.exists():
@@ -62,7 +67,7 @@ def read_events(path: str | Path, fmt: str | Format | None = None) -> Events:
             return pq.read_table(path)
         head = _text_head(path, kind)
         if kind is Format.CSV:
-            return _text_columns(_read_csv(path), path)
+            return _text_columns(_read_csv(path, schema), path)
         if head.lstrip().startswith(b"["):
             return _valid_text(_read_json_array(path), path)
         return _valid_text(_read_jsonl(path), path)
@@ -96,14 +101,14 @@ def is_json_array(path: str | Path) -> bool:
     return head.removeprefix(codecs.BOM_UTF8).lstrip().startswith(b"[")
 
 
-def _read_stdin(kind: Format) -> Events:
+def _read_stdin(kind: Format, schema: Schema | None) -> Events:
     """Standard input, spooled to a temporary file so every reader works on it."""
     with tempfile.TemporaryDirectory(prefix="kleene-stdin-") as folder:
         spooled = Path(folder) / f"stdin.{kind.value}"
         with spooled.open("wb") as out:
             shutil.copyfileobj(sys.stdin.buffer, out)
         try:
-            return read_events(spooled, kind)
+            return read_events(spooled, kind, schema)
         except EventError as exc:
             raise EventError(str(exc).replace(str(spooled), "standard input")) from exc
 
@@ -164,9 +169,11 @@ def _is_utf8(value: bytes | None) -> bool:
     return True
 
 
-def read_table(path: str | Path, fmt: str | Format | None = None) -> pa.Table:
+def read_table(
+    path: str | Path, fmt: str | Format | None = None, schema: Schema | None = None
+) -> pa.Table:
     """Like :func:`read_events` but always a pyarrow Table (EventError when impossible)."""
-    events = read_events(path, fmt)
+    events = read_events(path, fmt, schema)
     if isinstance(events, pa.Table):
         return events
     try:
@@ -181,14 +188,10 @@ def read_dataframe(path: str | Path, fmt: str | Format | None = None) -> pd.Data
     return events.to_pandas() if isinstance(events, pa.Table) else events
 
 
-# An empty CSV cell is a missing value, for text columns too.
-_CSV_CONVERT = pa_csv.ConvertOptions(strings_can_be_null=True)
-
-
-def _read_csv(path: Path) -> pa.Table:
+def _read_csv(path: Path, schema: Schema | None = None) -> pa.Table:
     if path.stat().st_size == 0:
         return pa.table({})
-    return pa_csv.read_csv(path, convert_options=_CSV_CONVERT)
+    return read_typed_csv(path, schema)
 
 
 def _read_jsonl(path: Path) -> Events:

@@ -3,18 +3,31 @@
 Every event a query needs is checked before it reaches the automaton: a readable time,
 a type, every attribute the query reads for that type present, and of the kind the query
 demands (from the query text where it shows, otherwise the kind first seen for that
-type and attribute). Events that fail are rejected with a reason, never dropped
+type and attribute). A value the query can use is a number, a string, a boolean or a
+datetime; any other value (a list, a mapping, an object) is rejected whatever the query
+demands. Events that fail are rejected with a reason, never dropped
 silently. Events must arrive in time order; with ``allowed_lateness`` they are held in
 a reorder buffer and released once no earlier event can still arrive.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import heapq
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kleene.compiler.plan import Plan
-from kleene.events import EventBatch, is_missing
+from kleene.errors import EventError
+from kleene.events import (
+    MICROS,
+    EventBatch,
+    EventFields,
+    is_missing,
+    missing_time_unit,
+    time_unit_seconds,
+)
 from kleene.runtime.snapshot import (
     Shapes,
     boolean,
@@ -33,7 +46,12 @@ def value_kind(value: Any) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
+    if isinstance(value, dt.datetime):
+        return "datetime"
     return type(value).__name__
+
+
+USABLE_KINDS = frozenset({"boolean", "number", "string", "datetime"})
 
 
 class Validator:
@@ -95,6 +113,11 @@ class Validator:
             if is_missing(value):
                 return f"missing attribute {attr!r} for event type {etype!r}"
             kind = value_kind(value)
+            if kind not in USABLE_KINDS:
+                return (
+                    f"attribute {attr!r} of {etype!r} is a {kind} ({value!r}); a value must "
+                    "be a number, a string, a boolean or a datetime"
+                )
             group = self.groups.get((etype, attr))
             if group is None:
                 continue
@@ -105,6 +128,24 @@ class Validator:
                     f"expected a {expected}"
                 )
         return None
+
+
+def window_size(plan: Plan, time_kind: str | None, time_unit: str | None) -> float | None:
+    """The WITHIN size in the stream's internal time units: a window with a unit is in
+    seconds, turned into microseconds for datetimes and into timestamp units for
+    numeric times by ``time_unit`` (EventError when it is not given: kleene never
+    guesses the unit of a number); a window without a unit is in timestamp units
+    (seconds for datetimes)."""
+    w = plan.window
+    if w is None:
+        return None
+    if time_kind == "datetime":
+        return w * MICROS
+    if time_kind == "number" and plan.window_has_unit:
+        if time_unit is None:
+            raise EventError(missing_time_unit(plan.query.within))
+        return w / time_unit_seconds(time_unit)
+    return w
 
 
 class ReorderBuffer:
@@ -150,3 +191,122 @@ class ReorderBuffer:
         buffer.max_seen = optional_number(max_seen, "the reorder buffer's latest time")
         buffer.heap = sorted(heap, key=lambda x: (x[0], x[1]))  # a sorted list is a heap
         return buffer
+
+
+def check_columns(
+    plans: Iterable[Plan], events: Any, fields: EventFields, derived: frozenset[str] = frozenset()
+) -> None:
+    """Refuse, before a run, a typed input (pyarrow table, pandas DataFrame) that cannot
+    hold what the queries read: a missing type or time column, a missing column of an
+    attribute read for some event type, or a categorical type column whose categories
+    lack a type of the pattern. Each would otherwise reject every event concerned, or
+    silently match nothing. ``derived`` names the event types a program defines (not
+    in the input)."""
+    described = _describe(events)
+    if described is None:
+        return
+    columns, rows = described
+    if rows:
+        categories = _type_categories(events, fields.type_field)
+        check_column_names(plans, columns, fields, derived, categories)
+
+
+def check_column_names(
+    plans: Iterable[Plan],
+    columns: Sequence[str],
+    fields: EventFields,
+    derived: frozenset[str] = frozenset(),
+    categories: Sequence[Any] | None = None,
+) -> None:
+    """:func:`check_columns` on an input's column names (and type categories)."""
+    for name, role, option in (
+        (fields.type_field, "event type", "type_field"),
+        (fields.time_field, "time", "time_field"),
+    ):
+        if name not in columns:
+            raise EventError(
+                f"the input has no {name!r} column for the {role} (columns: "
+                f"{_listing(columns)}); name the column with {option}= "
+                f"(--{option.replace('_', '-')})"
+            )
+    for plan in plans:
+        for etype, attrs in plan.required.items():
+            for attr in attrs:
+                if attr not in columns and etype not in derived:
+                    raise EventError(
+                        f"the query reads attribute {attr!r} of {etype} events but the input "
+                        f"has no {attr!r} column (columns: {_listing(columns)})"
+                    )
+        if categories is not None:
+            for state in plan.states:
+                if state.event_type not in categories and state.event_type not in derived:
+                    raise EventError(
+                        f"the input's {fields.type_field!r} column is categorical without "
+                        f"{state.event_type!r} among its categories ({_listing(categories)}): "
+                        f"no {state.event_type} event can occur, so the query cannot match"
+                    )
+
+
+def _describe(events: Any) -> tuple[list[str], int] | None:
+    """(column names, row count) of a typed input; None for schema-less input."""
+    import pyarrow as pa
+
+    if isinstance(events, pa.RecordBatch):
+        events = pa.Table.from_batches([events])
+    if isinstance(events, pa.Table):
+        return events.column_names, events.num_rows
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(events, pd.DataFrame):
+        return [str(c) for c in events.columns], len(events)
+    return None
+
+
+def _type_categories(events: Any, type_field: str) -> list[Any] | None:
+    """The declared values of a categorical / dictionary type column, else None."""
+    import pyarrow as pa
+
+    if isinstance(events, pa.RecordBatch):
+        events = pa.Table.from_batches([events])
+    if isinstance(events, pa.Table):
+        if type_field not in events.column_names:
+            return None
+        col = events.column(type_field)
+        if not pa.types.is_dictionary(col.type):
+            return None
+        found: dict[Any, None] = {}
+        for chunk in col.chunks:
+            found.update(dict.fromkeys(chunk.dictionary.to_pylist()))
+        return list(found)
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(events, pd.DataFrame) and type_field in events.columns:
+        col = events[type_field]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            return list(col.cat.categories)
+    return None
+
+
+def _listing(names: Iterable[Any]) -> str:
+    shown = [repr(n) for n in names]
+    return ", ".join(shown[:20]) + (", ..." if len(shown) > 20 else "") if shown else "none"
+
+
+def schema_gaps(plans: Iterable[Plan], rows: Sequence[Any], fields: EventFields) -> list[str]:
+    """For schema-less input (mappings): each attribute a query reads for an event type
+    that no event of that type carries, as "Type.attr"."""
+    required: dict[str, set[str]] = {}
+    for plan in plans:
+        for etype, attrs in plan.required.items():
+            required.setdefault(etype, set()).update(attrs)
+    seen: dict[str, set[str]] = {}
+    for row in rows:
+        if not isinstance(row, Mapping):
+            continue
+        kind = row.get(fields.type_field)
+        if isinstance(kind, str) and kind in required:
+            present = seen.setdefault(kind, set())
+            present.update(k for k, v in row.items() if not is_missing(v))
+    return [
+        f"{etype}.{attr}"
+        for etype, present in seen.items()
+        for attr in sorted(required[etype] - present)
+    ]

@@ -40,7 +40,7 @@ from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
 from kleene.runtime.core import Completion, Core, Intermediate
-from kleene.runtime.ingest import ReorderBuffer, Validator
+from kleene.runtime.ingest import ReorderBuffer, Validator, window_size
 from kleene.runtime.limits import DEFAULT_MAX_RUNS, match_limit, run_limit
 from kleene.runtime.negation import NegationState, violated
 from kleene.runtime.nfa.backtrack import BacktrackCore
@@ -64,6 +64,7 @@ class MatcherConfig:
     max_runs: int = DEFAULT_MAX_RUNS
     max_matches: int | None = None  # None: no limit
     engine: str = "nfa"  # a core of runtime.choice.ENGINES, never "auto" (resolved before)
+    time_unit: str | None = None  # what one unit of a numeric time column is ("ms", ...)
 
 
 class MatcherState:
@@ -235,7 +236,9 @@ class Matcher:
         out = _Output(self)
         if len(batch):
             clean = self.validator.clean_types(batch)
-            if self._vectorizable(batch, clean) and isinstance(self.engine, VectorCore):
+            if batch.problems:
+                self._push_each(batch, clean, out)
+            elif self._vectorizable(batch, clean) and isinstance(self.engine, VectorCore):
                 self.engine.push_batch(self, batch, clean, out)
             elif self._vectorizable(batch, clean):
                 self._push_relevant(batch, clean, out)
@@ -310,7 +313,7 @@ class Matcher:
         for j in range(len(batch)):
             arrival = st.arrived
             st.arrived += 1
-            reason = self._time_problem(kinds[j])
+            reason = batch.problems.get(j) or self._time_problem(kinds[j])
             etype = types[j]
             if reason is None and etype in self.types and etype not in clean:
                 reason = self.validator.problem(etype, batch, j)
@@ -420,8 +423,11 @@ class Matcher:
         return MICROS if self.st.time_kind == "datetime" else 1
 
     def _window(self) -> float | None:
-        w = self.plan.window
-        return None if w is None else w * (MICROS if self.st.time_kind == "datetime" else 1)
+        """The WITHIN size in the stream's time units: a window with a unit is in
+        seconds, converted for datetimes (microseconds) and for numeric times by the
+        configured ``time_unit``; a window without a unit is in timestamp units
+        (seconds for datetimes)."""
+        return window_size(self.plan, self.st.time_kind, self.config.time_unit)
 
     def _horizon(self) -> Any:
         """Events before this time are late."""
@@ -504,7 +510,9 @@ class Matcher:
         if self.only_pattern_types or not self.plan.common_key_index:
             return None
         key = tuple([e[i] for i in self.plan.common_key_index])
-        return None if any(v is None for v in key) else key
+        if any(v is None or not _hashable(v) for v in key):
+            return None  # no run's key can equal a missing or unusable value
+        return key
 
     def _complete(self, completions: Iterable[Completion], t: Any, out: list[Result]) -> None:
         st = self.st
@@ -717,6 +725,14 @@ class _Output(list[Result]):
         """The call's matches (none left when a callback took them)."""
         self._drain()
         return list(self)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _insort(pending: list[tuple[Any, int, _Found]], item: tuple[Any, int, _Found]) -> None:

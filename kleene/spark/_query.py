@@ -84,6 +84,7 @@ def resolve_query(
             "id_field": fields.id_field,
             "allowed_lateness": query.config.allowed_lateness,
             "max_runs": query.config.max_runs,
+            "time_unit": query.config.time_unit,
         }
         text = query.text
     else:

@@ -157,6 +157,8 @@ def match(
         options=compile_options,
     )
     columns = spec.columns
+    if columns.time_field in df.columns:  # a window's unit needs a known time unit
+        q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
     prepared = with_positions(df, columns, need_exact=False)
     group_cols: list[str] = []
     routing = key_routing(q, partition_by)
@@ -176,8 +178,8 @@ def match(
         elif slice == "auto" and routing is not None:
             note = "not sliced: the partition key already spreads the work (auto)"
         else:
-            assert q.window is not None
-            window = q.window * time_scale(df, columns.time_field)
+            window = q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
+            assert window is not None
             prepared = with_numeric_time(prepared, columns)
             if slice == "auto":
                 cuts = boundaries(prepared, 2 * parallelism, 4 * window)

@@ -184,7 +184,7 @@ def test_rejected_events_are_written_with_their_reasons(tmp_path: Path) -> None:
     assert [r["reason"] for r in rejected] == [r.reason for r in result.rejected]
     assert all(r["reason"] for r in rejected)
     assert rejected[0]["record"]["price"] == "high"
-    matches = query.run(events)
+    matches = result.matches
     assert matches
     assert canonical(read_jsonl(output)) == canonical(expected_record(m) for m in matches)
     assert not (tmp_path / "m.jsonl.rejected.jsonl").exists()

@@ -174,7 +174,7 @@ def test_bad_parameters_are_rejected(bad: dict[str, object]) -> None:
 def test_q1_finds_one_match_per_job_with_its_mapper_statistics(
     trace: pa.Table, frame: pd.DataFrame
 ) -> None:
-    q = kleene.compile((QUERIES / "hadoop_q1.sase").read_text())
+    q = kleene.compile((QUERIES / "hadoop_q1.sase").read_text(), time_unit="s")
     result = q.run_detailed(trace)
     assert result.rejected == []
     got = {m.values()["a.job_id"]: m.values() for m in result.matches if isinstance(m, Match)}
@@ -195,7 +195,7 @@ def test_q1_finds_one_match_per_job_with_its_mapper_statistics(
 
 
 def test_q4_tracks_the_queue_of_every_job(trace: pa.Table, frame: pd.DataFrame) -> None:
-    q = kleene.compile((QUERIES / "hadoop_q4.sase").read_text())
+    q = kleene.compile((QUERIES / "hadoop_q4.sase").read_text(), time_unit="s")
     matches = q.run(trace)
     io = frame[frame["type"] == "DataIO"]
     assert len(matches) == len(io)  # one match per DataIO: each closes a prefix

@@ -1,7 +1,11 @@
 """Input forms, bad events, ordering, snapshots and resource limits."""
 
 import datetime as dt
+import warnings
+from decimal import Decimal
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -167,3 +171,172 @@ def test_option_errors():
         kleene.compile(PAIR, strategy="fastest")
     with pytest.raises(ValueError):
         kleene.compile(PAIR, allowed_lateness=-1)
+
+
+# --- every encoding is normalised; bad values are rejected, the rest still match ----
+
+PRICES = "PATTERN SEQ(A a, B b) WHERE skip_till_any_match { [k] and b.v > a.v } WITHIN 10"
+
+
+def _prices() -> list[dict[str, Any]]:
+    return stream("a1@1", "b1@2", "a2@3", "b2@4", k=["x", "x", "y", "y"], v=[1, 2, 5, 3])
+
+
+def test_category_dictionary_and_string_view_columns_match_like_plain_ones() -> None:
+    events = _prices()
+    q = kleene.compile(PRICES)
+    want = id_sets(q.run(events))
+    assert want == {match(a="a1", b="b1")}
+    frame = pd.DataFrame(events).astype({"type": "category", "k": "category"})
+    assert id_sets(q.run(frame)) == want
+    table = pa.Table.from_pylist(events)
+    for encode in (
+        lambda c: c.dictionary_encode(),
+        lambda c: c.cast(pa.string_view()),
+        lambda c: c.cast(pa.large_string()),
+    ):
+        recoded = table
+        for name in ("type", "k", "id"):
+            i = recoded.schema.get_field_index(name)
+            recoded = recoded.set_column(i, name, encode(recoded.column(name)))
+        assert id_sets(q.run(recoded)) == want
+
+
+def test_numpy_scalars_decimals_and_big_integers_are_numbers() -> None:
+    # arithmetic makes the query demand numbers
+    q = kleene.compile(PRICES.replace("b.v > a.v", "b.v > a.v + 0"))
+    numpy_events = [
+        {**e, "v": np.int64(e["v"]), "timestamp": np.float64(e["timestamp"])} for e in _prices()
+    ]
+    assert id_sets(q.run_detailed(numpy_events).matches) == {match(a="a1", b="b1")}
+    big = [{**e, "v": 2**70 + e["v"]} for e in _prices()]
+    result = q.run_detailed(big)
+    assert result.rejected == [] and id_sets(result.matches) == {match(a="a1", b="b1")}
+    decimals = [{**e, "v": Decimal(e["v"]) / 2} for e in _prices()]
+    result = q.run_detailed(decimals)
+    assert result.rejected == [] and id_sets(result.matches) == {match(a="a1", b="b1")}
+    frame = pd.DataFrame(decimals)  # an object column of Decimals, read by arrow
+    assert id_sets(q.run_detailed(frame).matches) == {match(a="a1", b="b1")}
+
+
+def test_list_and_mapping_values_are_rejected_not_crashing() -> None:
+    events = _prices()
+    events[2] = {**events[2], "k": ["y"]}  # a list as partition key
+    events[3] = {**events[3], "v": {"x": 1}}
+    events.append({"type": "C", "timestamp": 5, "k": ["z"], "v": 0})  # not a pattern type
+    result = kleene.compile(PRICES, strategy="partition_contiguity").run_detailed(events)
+    assert id_sets(result.matches) == {match(a="a1", b="b1")}
+    reasons = {r.id: r.reason for r in result.rejected}
+    assert set(reasons) == {"a2", "b2"}
+    assert "is a list" in reasons["a2"] and "is a dict" in reasons["b2"]
+
+
+@pytest.mark.parametrize("bad", [None, float("nan"), np.nan, 5, ["B"]])
+def test_an_event_type_that_is_not_text_is_rejected(bad: Any) -> None:
+    events = [*_prices(), {"type": bad, "timestamp": 5, "k": "x", "v": 9, "id": "bad"}]
+    for form in (events, pd.DataFrame(events)):
+        result = kleene.compile(PRICES).run_detailed(form)
+        assert [r.id for r in result.rejected] == ["bad"]
+        assert "type" in result.rejected[0].reason
+        assert id_sets(result.matches) == {match(a="a1", b="b1")}
+
+
+@pytest.mark.parametrize("bad", [float("inf"), -float("inf"), float("nan"), 2**70, True])
+def test_unusable_timestamps_are_rejected_before_they_move_the_clock(bad: Any) -> None:
+    events = _prices()
+    events.insert(1, {"type": "A", "timestamp": bad, "k": "x", "v": 0, "id": "bad"})
+    result = kleene.compile(PRICES).run_detailed(events)
+    assert [r.id for r in result.rejected] == ["bad"]
+    assert "timestamp" in result.rejected[0].reason
+    assert id_sets(result.matches) == {match(a="a1", b="b1")}
+
+
+def test_unusable_timestamps_in_an_arrow_column_are_rejected() -> None:
+    events = _prices()
+    table = pa.Table.from_pylist(events)
+    times = pa.array([1.0, float("inf"), 3.0, 4.0])
+    table = table.set_column(table.schema.get_field_index("timestamp"), "timestamp", times)
+    result = kleene.compile(PRICES).run_detailed(table)
+    assert [r.id for r in result.rejected] == ["b1"]
+    assert "finite" in result.rejected[0].reason
+    big = pa.array([1, 2**64 - 1, 3, 4], pa.uint64())
+    table = table.set_column(table.schema.get_field_index("timestamp"), "timestamp", big)
+    result = kleene.compile(PRICES).run_detailed(table)
+    assert [r.id for r in result.rejected] == ["b1"]
+    assert "out of range" in result.rejected[0].reason
+
+
+@pytest.mark.parametrize("bad", [None, "AB", 42, b"AB", 1.5])
+def test_run_refuses_input_that_is_not_events(bad: Any) -> None:
+    q = kleene.compile(PRICES)
+    for call in (q.run, q.run_detailed, kleene.compile_program(PRICES).run):
+        with pytest.raises(TypeError, match="iterable of mappings"):
+            call(bad)
+
+
+def test_run_warns_with_the_count_of_rejected_events() -> None:
+    events = [*_prices(), {"type": "A", "timestamp": 9, "k": "x"}, {"timestamp": 10}]
+    q = kleene.compile(PRICES)
+    with pytest.warns(kleene.RejectedEventsWarning, match="^2 events rejected"):
+        assert id_sets(q.run(events)) == {match(a="a1", b="b1")}
+    with pytest.warns(kleene.RejectedEventsWarning, match="^2 events rejected"):
+        kleene.compile_program(PRICES).run(events)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(q.run_detailed(events).rejected) == 2
+        q.run(_prices())  # nothing rejected: no warning
+
+
+def test_a_typed_input_without_a_column_the_query_reads_is_an_error() -> None:
+    table = pa.Table.from_pylist(_prices()).drop_columns(["v"])
+    q = kleene.compile(PRICES)
+    with pytest.raises(kleene.EventError, match="no 'v' column"):
+        q.run(table)
+    with pytest.raises(kleene.EventError, match="no 'v' column"):
+        q.run(table.to_pandas())
+    with pytest.raises(kleene.EventError, match="no 'timestamp' column"):
+        q.run(pa.Table.from_pylist(_prices()).drop_columns(["timestamp"]))
+    frame = pd.DataFrame(_prices()).astype({"type": pd.CategoricalDtype(["A", "C"])})
+    with pytest.raises(kleene.EventError, match="without 'B'"):
+        q.run(frame)
+
+
+def test_schema_less_events_lacking_an_attribute_give_one_summary_warning() -> None:
+    events = [{k: v for k, v in e.items() if k != "v" or e["type"] == "A"} for e in _prices()]
+    q = kleene.compile(PRICES)
+    with pytest.warns(kleene.SchemaWarning, match=r"B\.v") as caught:
+        result = q.run_detailed(events)
+    assert len([w for w in caught if issubclass(w.category, kleene.SchemaWarning)]) == 1
+    assert result.matches == [] and len(result.rejected) == 2
+
+
+# --- time units ------------------------------------------------------------------------
+
+WITHIN_UNIT = "PATTERN SEQ(A a, B b) WHERE skip_till_any_match { } WITHIN 5 seconds"
+
+
+def test_a_window_with_a_unit_over_numeric_times_needs_the_time_unit() -> None:
+    events = stream("a1@0", "b1@4000", "b2@6000")
+    with pytest.raises(kleene.EventError, match="time_unit"):
+        kleene.compile(WITHIN_UNIT).run(events)
+    assert id_sets(kleene.compile(WITHIN_UNIT, time_unit="ms").run(events)) == {
+        match(a="a1", b="b1")
+    }
+    both = {match(a="a1", b="b1"), match(a="a1", b="b2")}
+    assert id_sets(kleene.compile(WITHIN_UNIT, time_unit="us").run(events)) == both
+    assert kleene.compile(WITHIN_UNIT, time_unit="s").run(events) == []
+    # a window without a unit is in timestamp units
+    bare = "PATTERN SEQ(A a, B b) WHERE skip_till_any_match { } WITHIN 5000"
+    assert id_sets(kleene.compile(bare).run(events)) == {match(a="a1", b="b1")}
+    with pytest.raises(kleene.QueryError, match="time unit"):
+        kleene.compile(WITHIN_UNIT, time_unit="fortnights")
+
+
+def test_datetime_times_take_the_window_unit_directly() -> None:
+    t0 = dt.datetime(2026, 1, 1)
+    events = [
+        {"type": "A", "timestamp": t0},
+        {"type": "B", "timestamp": t0 + dt.timedelta(seconds=4)},
+        {"type": "B", "timestamp": t0 + dt.timedelta(seconds=6)},
+    ]
+    assert id_sets(kleene.compile(WITHIN_UNIT).run(events)) == {match(a=0, b=1)}
