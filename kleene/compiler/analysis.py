@@ -394,9 +394,14 @@ def _checked_on_arrival(cls: dict[str, str], conjuncts: list[ast.Expr], pattern:
                 elif mine.index is I.CURRENT and where.phase is Phase.EACH:
                     begin.add(k)
                     take.add(k)
-            elif j == k and kleene and mine.index is I.CURRENT and where.phase is Phase.EACH:
-                if other.index in (I.FIRST, I.PREVIOUS):
-                    take.add(k)
+            elif (
+                j == k
+                and kleene
+                and mine.index is I.CURRENT
+                and where.phase is Phase.EACH
+                and other.index in (I.FIRST, I.PREVIOUS)
+            ):
+                take.add(k)
     return all(k in begin for k in range(1, len(positive))) and all(
         k in take for k, c in enumerate(positive) if c.kleene
     )
