@@ -203,3 +203,24 @@ def test_non_overlap_is_per_partition_of_the_equivalence_tests(engine):
     assert (
         run(tested, events, engine=engine, **options) == both == _oracle(tested, events, **options)
     )
+
+
+@pytest.mark.parametrize(
+    "engine,strategy",
+    [
+        ("nfa", "skip_till_any_match"),
+        ("merge", "skip_till_next_match"),
+        ("backtrack", "skip_till_next_match"),
+        ("postpone", "skip_till_any_match"),
+        ("vector", "partition_contiguity"),
+    ],
+)
+def test_iterator_condition_holds_for_the_first_element_too(engine, strategy):
+    # docs/semantics.md, "Iterator predicates" (the worked example): a[i].x > 5 holds
+    # for a[1] as well, so a1 (x 1) starts no match. Applied from the second element on,
+    # as in the SASE implementation, a1 would start a[] = [a1] and [a1, a2].
+    text = "PATTERN SEQ(A+ a[], B b) WHERE [k] and a[i].x > 5"
+    events = stream("a1@1", "a2@2", "b1@3", x=[1, 7, 0], k=[1, 1, 1])
+    expected = {match(a=("a2",), b="b1")}
+    assert run(text, events, engine=engine, strategy=strategy) == expected
+    assert _oracle(text, events, strategy=strategy) == expected
