@@ -20,7 +20,7 @@ def _conj(parts: tuple[str, ...]) -> str:
 def _routing(plan: Plan) -> str:
     if not plan.routed or plan.key is None:
         return ""
-    if plan.key.attrs == (plan.partition.attrs if plan.partition else ()):
+    if len(plan.key.attrs) == plan.partition_width:  # the key is the partition
         return " (runs indexed by key)"
     return f" (runs indexed by hash key {', '.join(plan.key.names)})"
 

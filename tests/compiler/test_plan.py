@@ -138,3 +138,11 @@ def test_engine_errors():
         kleene.compile(QUERY3, engine="postpone")
     with pytest.raises(kleene.QueryError, match="unknown engine"):
         kleene.compile(QUERY3, engine="fastest")
+
+
+def test_explain_names_the_partition_and_the_hash_key():
+    text = "PATTERN SEQ(A a, B b) WHERE {} {{ [venue] and a.symbol = b.symbol }}"
+    hashed = kleene.compile(text.format("skip_till_any_match")).explain()
+    assert "partition key: venue (runs indexed by hash key venue, symbol)" in hashed
+    contiguous = kleene.compile(text.format("partition_contiguity")).explain()
+    assert "partition key: venue (runs indexed by key)" in contiguous
