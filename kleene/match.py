@@ -15,7 +15,9 @@ class Match:
     (a 1-tuple for a single variable). ``positions`` holds the same events' 0-based
     positions in stream order. ``start`` and ``end`` are the timestamps of the first and
     last selected events, as given in the input (numbers or datetimes). ``partition`` is
-    the value tuple of the inferred partition key, or ``()`` when the query has none.
+    the match's partition: the values of its equivalence tests' attributes
+    (docs/semantics.md, "Partitions"), or ``()`` when the query has none or under strict
+    contiguity (one partition).
     """
 
     variables: Mapping[str, tuple[Any, ...]]

@@ -143,8 +143,9 @@ class Query:
 
     @property
     def partition_attributes(self) -> tuple[str, ...]:
-        """The inferred partition key's attribute names; () when the query has none."""
-        key = self.plan.key
+        """The partition's attribute names (its equivalence tests over every positive
+        variable, docs/semantics.md "Partitions"); () when the query has none."""
+        key = self.plan.partition
         return () if key is None else key.names
 
     @property

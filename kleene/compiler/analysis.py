@@ -2,8 +2,14 @@
 
 Equivalence tests are expanded to equality conjuncts, every conjunct is given its *last
 identifier* (the reference instantiated latest by the automaton) and placed on the edge
-of that identifier's state. The partition key is inferred from equivalence tests and
-from equality conjuncts that tie an attribute across every positive variable.
+of that identifier's state.
+
+Two keys are read off the conjuncts. The *partition* (SIGMOD 2008, section 2: "the
+equivalence tests ... are commonly used to form partitions"; section 3.2, step 3: the
+ignore formula of partition contiguity is the negation of the partition condition) comes
+from the equivalence tests ``[attr]`` alone. A *hash key* also takes the attribute
+classes that equality conjuncts tie across every positive variable; runs may be indexed
+by it only where that cannot change a result (:func:`choose_key`).
 """
 
 from __future__ import annotations
@@ -232,8 +238,9 @@ def _whole_ref(
     return node.var, node.attr
 
 
-def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> PartitionKey | None:
-    """Union-find over (variable, attribute) nodes joined by equality conjuncts."""
+def _key_classes(conjuncts: list[ast.Expr], pattern: ast.Seq) -> list[dict[str, str]]:
+    """Union-find over (variable, attribute) nodes joined by equality conjuncts: the
+    classes that cover every positive variable, each as variable -> attribute."""
     parent: dict[tuple[str, str], tuple[str, str]] = {}
 
     def find(x: tuple[str, str]) -> tuple[str, str]:
@@ -295,9 +302,14 @@ def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> Partitio
             ):
                 del cls[comp.var]
         keyed.append(cls)
+    keyed.sort(key=lambda cls: sorted(cls.items()))
+    return keyed
+
+
+def _key_of(keyed: list[dict[str, str]], pattern: ast.Seq) -> PartitionKey | None:
+    """The key whose attribute classes are ``keyed``, in this order."""
     if not keyed:
         return None
-    keyed.sort(key=lambda cls: sorted(cls.items()))
     types = {c.event_type for c in pattern.components}
     by_type_tuple = {
         t: tuple(
@@ -308,10 +320,131 @@ def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> Partitio
         if all(any(c.event_type == t and c.var in cls for c in pattern.components) for cls in keyed)
     }
     common: tuple[str, ...] = ()
+    positive = [c.var for c in pattern.positive]
     names = [{cls[v] for v in positive} for cls in keyed]
     if all(len(n) == 1 for n in names):
         common = tuple(next(iter(n)) for n in names)
     return PartitionKey(tuple(keyed), by_type_tuple, common)
+
+
+def infer_partition_key(conjuncts: list[ast.Expr], pattern: ast.Seq) -> PartitionKey | None:
+    """The attribute classes that ``conjuncts`` tie across every positive variable.
+
+    Given the expanded equivalence tests only, this is the query's partition; given
+    every conjunct, a hash key (see :func:`choose_key`)."""
+    return _key_of(_key_classes(conjuncts, pattern), pattern)
+
+
+def hash_key(
+    partition: PartitionKey | None,
+    conjuncts: list[ast.Expr],
+    pattern: ast.Seq,
+    *,
+    extra: bool = True,
+    on_arrival: bool = False,
+) -> PartitionKey | None:
+    """The partition's classes first (so a hash key value starts with the partition
+    value), then, with ``extra``, every other class the equality conjuncts tie across
+    all positive variables (with ``on_arrival``, only those :func:`_checked_on_arrival`).
+    A class that extends a partition class (a negated variable equated with it, whose
+    candidates can then be looked up by key) replaces it."""
+    found = _key_classes(conjuncts, pattern)
+    first: list[dict[str, str]] = []
+    for cls in partition.attrs if partition is not None else ():
+        wider = [f for f in found if cls.items() <= f.items()]
+        first.append(wider[0] if wider else cls)
+    rest = [f for f in found if f not in first] if extra else []
+    if on_arrival:
+        rest = [f for f in rest if _checked_on_arrival(f, conjuncts, pattern)]
+    return _key_of(first + rest, pattern)
+
+
+def _checked_on_arrival(cls: dict[str, str], conjuncts: list[ast.Expr], pattern: ast.Seq) -> bool:
+    """Whether every selected event's key attribute is compared with an earlier event's
+    when it is selected: each component after the first has an equality between its
+    key attribute (``v.x``, ``v[1].x``, or ``v[i].x`` from i = 1) and an earlier
+    variable's, on its begin edge; each Kleene variable's later elements, one between
+    ``v[i].x`` and ``v[1].x``, ``v[i-1].x`` or an earlier variable's, on its take edge.
+    The equivalence tests expand to such equalities. ``a.x = c.x and b.x = c.x`` ties b
+    only when c is selected: the class is no hash key under skip till next match."""
+    positive = pattern.positive
+    order = {c.var: k for k, c in enumerate(positive)}
+    begin: set[int] = set()
+    take: set[int] = set()
+    I = ast.IndexKind  # noqa: E741
+    for expr in conjuncts:
+        if not (
+            isinstance(expr, ast.Binary)
+            and expr.op is ast.BinOp.EQ
+            and isinstance(expr.left, ast.AttrRef)
+            and isinstance(expr.right, ast.AttrRef)
+        ):
+            continue
+        where = place(expr, pattern)
+        for mine, other in ((expr.left, expr.right), (expr.right, expr.left)):
+            if not all(r.var in order and cls.get(r.var) == r.attr for r in (mine, other)):
+                continue
+            k, j = order[mine.var], order[other.var]
+            if where.negated is not None or where.component != k:
+                continue
+            kleene = positive[k].kleene
+            if j < k and other.index in (None, I.FIRST, I.LAST):
+                if mine.index is None or mine.index is I.FIRST:
+                    begin.add(k)
+                elif mine.index is I.CURRENT and where.phase is Phase.EACH:
+                    begin.add(k)
+                    take.add(k)
+            elif (
+                j == k
+                and kleene
+                and mine.index is I.CURRENT
+                and where.phase is Phase.EACH
+                and other.index in (I.FIRST, I.PREVIOUS)
+            ):
+                take.add(k)
+    return all(k in begin for k in range(1, len(positive))) and all(
+        k in take for k, c in enumerate(positive) if c.kleene
+    )
+
+
+def choose_key(
+    partition: PartitionKey | None,
+    conjuncts: list[ast.Expr],
+    pattern: ast.Seq,
+    strategy: ast.Strategy,
+    output: ast.OutputFormat,
+) -> tuple[PartitionKey | None, bool]:
+    """The key a plan carries and whether runs are indexed (routed) by it.
+
+    * Partition contiguity: the ignore edge is "not in the run's partition" (SIGMOD
+      2008, section 3.2, step 3), so runs are routed by the partition exactly; a wider
+      key would hide from a run events of its partition that must end it.
+    * Output non-overlap picks one match per partition (section 2), so its runs are
+      grouped by the partition only.
+    * Skip till any match, output all or collapsed: routing by the hash key changes no
+      result. Every class of it is an equality that each match satisfies, so every
+      match lies in one hash value, and a run may ignore any event (ignore is true).
+    * Skip till next match, output all: the same holds for the classes checked on
+      arrival (:func:`_checked_on_arrival`). An event of another hash value then fails
+      every begin, take and proceed (peek) formula of a run, so its ignore formula (not
+      begin/take) holds and the run ignores it, which is what not routing it to the run
+      does. Its only other effect, ending a run whose window has passed, ends a run that
+      could no longer reach F (every later begin/take is outside the window).
+    * Strict contiguity, and partition contiguity without a partition (which is strict
+      contiguity), route nothing; the hash key is kept for the vector engine: a run takes
+      consecutive events, and every event of a match shares the key iff each shares its
+      predecessor's.
+    """
+    if strategy is ast.Strategy.STRICT_CONTIGUITY or (
+        strategy is ast.Strategy.PARTITION_CONTIGUITY and partition is None
+    ):
+        return hash_key(partition, conjuncts, pattern), False
+    if strategy is ast.Strategy.PARTITION_CONTIGUITY or output is ast.OutputFormat.NON_OVERLAP:
+        key = hash_key(partition, conjuncts, pattern, extra=False)
+        return key, key is not None
+    on_arrival = strategy is ast.Strategy.SKIP_TILL_NEXT_MATCH
+    key = hash_key(partition, conjuncts, pattern, on_arrival=on_arrival)
+    return key, key is not None
 
 
 def is_key_equality(expr: ast.Expr, key: PartitionKey | None, pattern: ast.Seq) -> bool:

@@ -17,6 +17,7 @@ from kleene.compiler import cnf, codegen
 from kleene.compiler.analysis import (
     Conjunct,
     Phase,
+    choose_key,
     expand_equivalence,
     infer_partition_key,
     is_key_equality,
@@ -42,6 +43,17 @@ def conjuncts_of(query: ast.Query) -> list[ast.Expr]:
     return out
 
 
+def equivalence_conjuncts(query: ast.Query) -> list[ast.Expr]:
+    """The equalities the equivalence tests ``[x]`` expand to: they alone form the
+    query's partition (SIGMOD 2008, section 2)."""
+    return [
+        e
+        for test in query.where
+        if isinstance(test, ast.Equivalence)
+        for e in expand_equivalence(test, query)
+    ]
+
+
 def build_plan(
     query: ast.Query,
     text: str,
@@ -54,8 +66,8 @@ def build_plan(
     pattern = query.pattern
     positive = pattern.positive
     exprs = conjuncts_of(query)
-    key = infer_partition_key(exprs, pattern)
-    routed = key is not None and strategy is not ast.Strategy.STRICT_CONTIGUITY
+    partition = infer_partition_key(equivalence_conjuncts(query), pattern)
+    key, routed = choose_key(partition, exprs, pattern, strategy, output)
     conjuncts = [
         Conjunct(e, place(e, pattern), routed and is_key_equality(e, key, pattern)) for e in exprs
     ]
@@ -209,6 +221,7 @@ def build_plan(
         attributes=tuple(attributes),
         negations=negations,
         key=key,
+        partition=partition,
         routed=routed,
         key_index=key_index,
         common_key_index=common_index,

@@ -17,6 +17,14 @@ def _conj(parts: tuple[str, ...]) -> str:
     return " and ".join(parts) if parts else "True"
 
 
+def _routing(plan: Plan) -> str:
+    if not plan.routed or plan.key is None:
+        return ""
+    if len(plan.key.attrs) == plan.partition_width:  # the key is the partition
+        return " (runs indexed by key)"
+    return f" (runs indexed by hash key {', '.join(plan.key.names)})"
+
+
 def explain_plan(plan: Plan) -> str:
     lines = [
         f"strategy: {plan.strategy.value}",
@@ -24,8 +32,8 @@ def explain_plan(plan: Plan) -> str:
         f"window: {plan.window if plan.window is not None else 'none'}"
         + (" (seconds)" if plan.window_has_unit else ""),
         "partition key: "
-        + (", ".join(plan.key.names) if plan.key else "none (one partition)")
-        + (" (runs indexed by key)" if plan.routed else ""),
+        + (", ".join(plan.partition.names) if plan.partition else "none (one partition)")
+        + _routing(plan),
         f"state vector V: [{', '.join(plan.layout.describe())}]",
         "states:",
     ]

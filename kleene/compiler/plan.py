@@ -107,8 +107,9 @@ class Plan:
     layout: SlotLayout
     attributes: tuple[str, ...]  # event tuple layout after (type, timestamp, id)
     negations: tuple[Negation, ...]
-    key: PartitionKey | None
-    routed: bool  # runs are indexed by the partition key
+    key: PartitionKey | None  # what runs are indexed by (see analysis.choose_key)
+    partition: PartitionKey | None  # the equivalence tests' partition (key starts with it)
+    routed: bool  # runs are indexed by key
     key_index: dict[str, tuple[int, ...]]  # event type -> tuple positions of key values
     common_key_index: tuple[int, ...]
     returns: Callable[[StateVector], tuple[Any, ...]] | None
@@ -120,6 +121,12 @@ class Plan:
     positive_vars: tuple[str, ...]
     kleene_vars: frozenset[str]
     groups: tuple[tuple[str, ...], ...] = ()  # members of each SEQ(...)+ of 2+ members
+
+    @property
+    def partition_width(self) -> int:
+        """How many leading values of a run's key are its partition's values (0 when
+        runs are not routed: they all share the partition ())."""
+        return len(self.partition.attrs) if self.routed and self.partition is not None else 0
 
     @property
     def initial_vector(self) -> StateVector:

@@ -39,8 +39,9 @@ Readings taken where docs/semantics.md leaves room (the engine must agree):
 * Under skip till next match the ignore formula at ``v[i]`` is ``not take``, so an event
   that satisfies the proceed formula but not the take formula splits the run (proceed
   and ignore).
-* Partition key: a class in which several positive variables of one type use different
-  attributes is not a key.
+* Partitions come from the equivalence tests alone (SIGMOD 2008, section 2): an
+  equality between variables is a condition on the match, never a partition, under
+  partition contiguity and for non-overlap output alike.
 * Non-overlap is applied per inferred partition, after the negation filter; strict
   contiguity treats the whole stream as one partition (SIGMOD 2008, section 2).
 * A group ``SEQ(T1 v1, ..., Tm vm)+`` (SIGMOD 2014, section 2.1) is enumerated straight
@@ -93,8 +94,9 @@ def _match(plan: Plan, selection: Selection, values: dict[str, Any]) -> OracleMa
 
 
 def partition_attributes(query: ast.Query) -> tuple[str, ...]:
-    """The names of the inferred partition key attributes, () when there is none."""
-    return infer_key(analyse(query)).names
+    """The partition's attribute names (its equivalence tests), () when there is none."""
+    analyse(query)  # validates
+    return infer_key(query).names
 
 
 def evaluate(
@@ -115,7 +117,7 @@ def evaluate(
     strategy = strategy or query.strategy or ast.DEFAULT_STRATEGY
     output = output or query.output or ast.OutputFormat.ALL
     plan = analyse(query)
-    key: PartitionKey = infer_key(plan)
+    key: PartitionKey = infer_key(query)
     stream = load_stream(events, type_field=type_field, time_field=time_field, id_field=id_field)
     if strategy is ast.Strategy.SKIP_TILL_ANY_MATCH:
         found = valid_selections(plan, stream)

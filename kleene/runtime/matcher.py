@@ -637,7 +637,7 @@ class Matcher:
             last_fixed=frozenset(last_fixed),
             start=self._time_out(min(times)),
             end=self._time_out(end),
-            partition=partition,
+            partition=partition[: plan.partition_width],
             exact=exact,
             _expand=expand,
         )
@@ -662,7 +662,9 @@ class Matcher:
             returned = dict(zip(plan.return_names, plan.returns(found.vector), strict=True))
         if self.st.time_kind == "datetime":
             start, end = self._time_out(start), self._time_out(end)
-        return Match.of(variables, where, start, end, found.partition, returned)
+        # a run's key may be a hash key that starts with the partition (choose_key)
+        partition = found.partition[: plan.partition_width]
+        return Match.of(variables, where, start, end, partition, returned)
 
 
 class _Output(list[Result]):

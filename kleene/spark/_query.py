@@ -7,11 +7,12 @@ once per process.
 Two facts decide how the work can be spread (SIGMOD 2008, section 3.2, partitions;
 section 2, output formats):
 
-* **by key** — when the query's runs are routed by an inferred partition key (any
-  strategy but strict contiguity) and every negated component is covered by that key,
-  a match only ever involves events of one key value, and a matcher fed with one key's
-  events finds exactly that key's matches. An uncovered negation looks at events of
-  every key, so such a query is not split by key.
+* **by key** — when the query's runs are routed by a key (``Plan.key``: the partition
+  of its equivalence tests, or a hash key of equalities where routing changes no
+  result, see :func:`kleene.compiler.analysis.choose_key`) and every negated component
+  is covered by that key, a match only ever involves events of one key value, and a
+  matcher fed with one key's events finds exactly that key's matches. An uncovered
+  negation looks at events of every key, so such a query is not split by key.
 * **by time** — see :mod:`kleene.spark._slicing`: needs a WITHIN window and an output
   format other than non-overlap.
 

@@ -52,19 +52,46 @@ def test_state_vector_holds_what_later_edges_read():
 
 
 @pytest.mark.parametrize(
-    "where,key",
+    "where,partition,hashed",
     [
-        ("[symbol]", ("symbol",)),
-        ("a.symbol = b.symbol", ("symbol",)),
-        ("[symbol, venue]", ("symbol", "venue")),
-        ("a.job = b.jid", ("jid|job",)),
-        ("a.symbol = b.symbol or a.x = 1", ()),
-        ("a.symbol = 'X'", ()),
+        ("[symbol]", ("symbol",), ("symbol",)),
+        ("a.symbol = b.symbol", (), ("symbol",)),
+        ("[symbol, venue]", ("symbol", "venue"), ("symbol", "venue")),
+        ("a.job = b.jid", (), ("jid|job",)),
+        ("[venue] and a.symbol = b.symbol", ("venue",), ("venue", "symbol")),
+        ("a.symbol = b.symbol or a.x = 1", (), ()),
+        ("a.symbol = 'X'", (), ()),
     ],
 )
-def test_partition_key_inference(where, key):
+def test_partition_and_hash_key_inference(where, partition, hashed):
+    # the partition is the equivalence tests'; under skip till any match runs are also
+    # indexed by the attributes that equalities tie across every variable
     q = kleene.compile(f"PATTERN SEQ(A a, B b) WHERE skip_till_any_match {{ {where} }}")
-    assert q.partition_attributes == key
+    assert q.partition_attributes == partition
+    assert (q.plan.key.names if q.plan.routed else ()) == hashed
+
+
+def test_partition_contiguity_routes_by_the_partition_only():
+    text = "PATTERN SEQ(A a, B b) WHERE partition_contiguity {{ {} }}"
+    tested = plan(text.format("[venue] and a.symbol = b.symbol"))
+    assert tested.routed and tested.key.names == ("venue",)
+    assert not plan(text.format("a.symbol = b.symbol")).routed
+    # non-overlap output is per partition, so it routes by the partition too
+    nonoverlap = plan(
+        "PATTERN SEQ(A a, B b) WHERE skip_till_any_match { a.symbol = b.symbol }",
+        output="non-overlap",
+    )
+    assert not nonoverlap.routed
+
+
+def test_skip_till_next_match_hashes_only_by_keys_checked_on_arrival():
+    text = "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match {{ {} }}"
+    # b.x is compared with a.x when b is taken: every class value is checked on arrival
+    assert plan(text.format("a.x = b.x and b.x = c.x")).key.names == ("x",)
+    # b.x is compared only when c arrives: a B of another x would still be taken, so
+    # hiding it from the run (routing) would change the result
+    assert not plan(text.format("a.x = c.x and b.x = c.x")).routed
+    assert plan(text.format("a.x = c.x and b.x = c.x"), strategy="skip_till_any_match").routed
 
 
 def test_partition_key_needs_every_positive_variable():
@@ -111,3 +138,11 @@ def test_engine_errors():
         kleene.compile(QUERY3, engine="postpone")
     with pytest.raises(kleene.QueryError, match="unknown engine"):
         kleene.compile(QUERY3, engine="fastest")
+
+
+def test_explain_names_the_partition_and_the_hash_key():
+    text = "PATTERN SEQ(A a, B b) WHERE {} {{ [venue] and a.symbol = b.symbol }}"
+    hashed = kleene.compile(text.format("skip_till_any_match")).explain()
+    assert "partition key: venue (runs indexed by hash key venue, symbol)" in hashed
+    contiguous = kleene.compile(text.format("partition_contiguity")).explain()
+    assert "partition key: venue (runs indexed by key)" in contiguous

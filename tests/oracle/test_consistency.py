@@ -112,7 +112,7 @@ def test_nfa_under_skip_till_any_accepts_exactly_the_valid_selections(
 ) -> None:
     plan = analyse(query)
     stream = load_stream(events, type_field="type", time_field="timestamp", id_field="id")
-    runs = nfa_matches(plan, stream, ast.Strategy.SKIP_TILL_ANY_MATCH, infer_key(plan))
+    runs = nfa_matches(plan, stream, ast.Strategy.SKIP_TILL_ANY_MATCH, infer_key(query))
     assert len(runs) == len(_keys(runs)), "two runs accepted the same selection"
     assert _keys(runs) == _keys(valid_selections(plan, stream))
 
@@ -125,7 +125,7 @@ def test_every_strategy_returns_valid_selections(
     stream = load_stream(events, type_field="type", time_field="timestamp", id_field="id")
     everything = _keys(valid_selections(plan, stream))
     for strategy in ast.Strategy:
-        found = nfa_matches(plan, stream, strategy, infer_key(plan))
+        found = nfa_matches(plan, stream, strategy, infer_key(query))
         assert all(is_valid(plan, s) for s in found)
         assert _keys(found) <= everything
         if strategy is ast.Strategy.STRICT_CONTIGUITY:
@@ -147,7 +147,7 @@ def test_non_overlap_keeps_disjoint_matches_of_each_partition(
     )
     assert all(m in every for m in kept)
     assert bool(kept) == bool(every)
-    if not infer_key(analyse(query)).classes:
+    if not infer_key(query).classes:
         spans = [
             (
                 min(p for ps in m.positions.values() for p in ps),

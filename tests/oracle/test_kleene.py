@@ -76,6 +76,16 @@ def test_current_element_predicate_applies_from_i_1() -> None:
     assert id_sets(evaluate(q, events, strategy=NEXT)) == {match(a="a1", b=("b2",))}
 
 
+def test_iterator_condition_holds_for_the_first_element_too() -> None:
+    # docs/semantics.md, "Iterator predicates": a[i].x > 5 holds for every element, a[1]
+    # included, so a1 (x 1) cannot start a[]. Read from the second element on (as the
+    # SASE implementation does), a1 could be a[1]: a=[a1], a=[a1, a2] would match too.
+    q = query(plus("A", "a"), one("B", "b"), where=(op(">", cur("a", "x"), 5),))
+    events = stream("a1@1", "a2@2", "b1@3", x=[1, 7, 0])
+    assert id_sets(evaluate(q, events, strategy=ANY)) == {match(a=("a2",), b="b1")}
+    assert id_sets(evaluate(q, events, strategy=NEXT)) == {match(a=("a2",), b="b1")}
+
+
 def test_length_condition_on_the_proceed_edge() -> None:
     q = query(one("A", "a"), plus("B", "b"), one("C", "c"), where=(op(">=", length("b"), 2),))
     events = stream("a1@1", "b1@2", "b2@3", "b3@4", "c1@5")

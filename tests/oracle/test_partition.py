@@ -58,7 +58,7 @@ def test_an_irrelevant_event_of_the_partition_kills_the_run() -> None:
     }
 
 
-def test_key_tied_by_equalities_with_different_names() -> None:
+def test_an_equality_between_variables_forms_no_partition() -> None:
     q = query(
         one("A", "a"), one("B", "b"), where=(op("==", ref("a", "acct"), ref("b", "account")),)
     )
@@ -67,10 +67,48 @@ def test_key_tied_by_equalities_with_different_names() -> None:
         {"type": "B", "id": "b2", "timestamp": 2, "account": 2},
         {"type": "B", "id": "b1", "timestamp": 3, "account": 1},
     ]
-    # b2 (account 2) is outside a1's partition (B events use "account"), so it is ignored.
-    assert id_sets(evaluate(q, events, strategy=PARTITION)) == {match(a="a1", b="b1")}
-    # Strictly, b2 fails b's begin formula and cannot be ignored: a1's run dies.
+    # No equivalence test: one partition, so partition contiguity is strict contiguity.
+    # b2 fails b's begin formula (account 2) and cannot be ignored: a1's run dies. (Were
+    # the equality a partition, b2 would lie outside a1's and be ignored: a1 b1.)
+    assert evaluate(q, events, strategy=PARTITION) == []
     assert evaluate(q, events, strategy=STRICT) == []
+    # Skip till next match ignores b2 (not a begin) and takes b1.
+    assert id_sets(evaluate(q, events, strategy=NEXT)) == {match(a="a1", b="b1")}
+
+
+PRICED = query(
+    one("A", "a"),
+    one("B", "b"),
+    where=(equiv("symbol"), op("==", ref("a", "price"), ref("b", "price"))),
+)
+
+
+def test_with_an_equivalence_test_the_equality_stays_a_condition() -> None:
+    events = stream("a1@1", "b1@2", "b2@3", symbol=["X", "X", "X"], price=[10, 11, 10])
+    # Partition X holds all three events. b1 is the next event of a1's partition and
+    # fails b.price = a.price, so a1's run dies. (Were the price part of the partition,
+    # b1 (X, 11) would lie outside a1's (X, 10) and be ignored: a1 b2.)
+    assert evaluate(PRICED, events, strategy=PARTITION) == []
+    assert id_sets(evaluate(PRICED, events, strategy=NEXT)) == {match(a="a1", b="b2")}
+    # An event of another symbol is outside the partition and is ignored.
+    other = stream("a1@1", "b1@2", "b2@3", symbol=["X", "Y", "X"], price=[10, 11, 10])
+    assert id_sets(evaluate(PRICED, other, strategy=PARTITION)) == {match(a="a1", b="b2")}
+
+
+def test_non_overlap_is_per_partition_of_the_equivalence_tests() -> None:
+    # a1 b1 (price 1) and a2 b2 (price 2) overlap in time: with one partition (no
+    # equivalence test) non-overlap keeps only the first; [price] keeps both.
+    events = stream("a1@1", "a2@2", "b1@3", "b2@4", price=[1, 2, 1, 2])
+    equal = query(
+        one("A", "a"), one("B", "b"), where=(op("==", ref("a", "price"), ref("b", "price")),)
+    )
+    tested = query(one("A", "a"), one("B", "b"), where=(equiv("price"),))
+    for q, expected in (
+        (equal, {match(a="a1", b="b1")}),
+        (tested, {match(a="a1", b="b1"), match(a="a2", b="b2")}),
+    ):
+        found = evaluate(q, events, strategy=NEXT, output=ast.OutputFormat.NON_OVERLAP)
+        assert id_sets(found) == expected
 
 
 def test_event_of_another_type_uses_the_common_attribute() -> None:
@@ -101,19 +139,17 @@ def test_inferred_keys() -> None:
     assert partition_attributes(query(a, b, where=(equiv("symbol"),))) == ("symbol",)
     # A strategy list that leaves c out ties only a and b.
     assert partition_attributes(query(a, b, c, where=(equiv("x"),), scope=("a", "b"))) == ()
-    # A chain of equalities across all positive variables.
+    # Equalities between variables form no partition, however they tie the variables.
     chain = (op("==", ref("a", "x"), ref("b", "x")), op("==", ref("b", "x"), ref("c", "x")))
-    assert partition_attributes(query(a, b, c, where=chain)) == ("x",)
-    assert partition_attributes(query(a, b, c, where=chain[:1])) == ()
-    # a.x = b[i].x covers every element of b; a.x = b[1].x only the first.
-    assert partition_attributes(query(a, bs, where=(op("==", ref("a", "x"), cur("b", "x")),))) == (
-        "x",
+    assert partition_attributes(query(a, b, c, where=chain)) == ()
+    assert partition_attributes(query(a, bs, where=(op("==", ref("a", "x"), cur("b", "x")),))) == ()
+    consecutive = (
+        op("==", ref("a", "x"), first("b", "x")),
+        op("==", cur("b", "x"), prev("b", "x")),
     )
-    only_first = (op("==", ref("a", "x"), first("b", "x")),)
-    assert partition_attributes(query(a, bs, where=only_first)) == ()
-    # ... unless b[i].x = b[i-1].x makes all elements agree.
-    consecutive = (*only_first, op("==", cur("b", "x"), prev("b", "x")))
-    assert partition_attributes(query(a, bs, where=consecutive)) == ("x",)
+    assert partition_attributes(query(a, bs, where=consecutive)) == ()
+    # With an equivalence test, only its attributes.
+    assert partition_attributes(query(a, b, c, where=(equiv("k"), *chain))) == ("k",)
     # A negated variable is not needed to cover the key.
     assert partition_attributes(query(a, neg("N", "n"), b, where=(equiv("k"),))) == ("k",)
     # Two equivalence attributes give a two-part key.

@@ -33,10 +33,12 @@ def streams(
 
 
 @st.composite
-def components(draw: Any, groups: bool = False) -> list[tuple[str, str, bool, bool]]:
+def components(
+    draw: Any, groups: bool = False, min_size: int = 2
+) -> list[tuple[str, str, bool, bool]]:
     """(type, var, kleene, negated) tuples with at least one positive component; with
     ``groups``, also the members g0, g1(, g2) of one group ``SEQ(...)+`` somewhere."""
-    n = draw(st.integers(2, 4))
+    n = draw(st.integers(min_size, 4))
     n_types = draw(st.integers(2, 4))
     comps = []
     for i in range(n):
@@ -181,7 +183,9 @@ def _group_predicate(draw: Any, group: list[str], k: int, kind: int, op: str, at
 
 
 @st.composite
-def predicates(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]:
+def predicates(
+    draw: Any, comps: list[tuple[str, str, bool, bool]], chain: bool = False
+) -> list[str]:
     preds: list[str] = []
     for _ in range(draw(st.integers(0, 3))):
         i = draw(st.integers(0, len(comps) - 1))
@@ -197,7 +201,37 @@ def predicates(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]
         preds.append(pred)
     if draw(st.integers(0, 3)) == 0:
         preds.append(f"[{draw(st.sampled_from(ATTRS))}]")
+    if chain or draw(st.integers(0, 2)) == 0:
+        preds += _equality_chain(draw, comps)
     return preds
+
+
+def _equality_chain(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]:
+    """Equalities of one attribute tying every positive variable: no partition, but a
+    hash key (docs/semantics.md, "Partitions"). Each variable is tied to an earlier one
+    as it is selected, or sometimes to the last variable instead, so that its value is
+    compared only when the last arrives (then no hash key under skip till next match)."""
+    positive = [c for c in comps if not c[3]]
+    if _group(comps) or len(positive) < 2:
+        return []
+    attr = draw(st.sampled_from(ATTRS))
+    last = positive[-1][1] + ("[i]" if positive[-1][2] else "")
+    out: list[str] = []
+    late = False
+    for k, (_, var, kleene, _) in enumerate(positive):
+        if kleene:
+            out.append(f"{var}[i].{attr} = {var}[i-1].{attr}")
+        mine = var + (draw(st.sampled_from(("[1]", "[i]"))) if kleene else "")
+        if 0 < k < len(positive) - 1 and draw(st.integers(0, 2)) == 0:
+            late = True
+            out.append(f"{last}.{attr} = {var}{'[1]' if kleene else ''}.{attr}")
+        elif k:
+            j = 0 if late and k == len(positive) - 1 else draw(st.integers(0, k - 1))
+            other = positive[j][1]
+            if positive[j][2]:
+                other += draw(st.sampled_from(("[1]", f"[{other}.LEN]")))
+            out.append(f"{mine}.{attr} = {other}.{attr}")
+    return out
 
 
 @st.composite
@@ -211,9 +245,11 @@ def returns(draw: Any, comps: list[tuple[str, str, bool, bool]]) -> list[str]:
 
 
 @st.composite
-def queries(draw: Any, groups: bool = False) -> str:
-    comps = draw(components(groups))
-    preds = draw(predicates(comps))
+def queries(draw: Any, groups: bool = False, chain: bool = False) -> str:
+    """With ``chain``, the WHERE clause ties one attribute across every positive
+    variable by equalities (see :func:`_equality_chain`)."""
+    comps = draw(components(groups, 3 if chain else 2))  # a chain can skip the middle
+    preds = draw(predicates(comps, chain))
     pattern, related = _pattern_text(draw, comps)
     preds += related
     text = f"PATTERN SEQ({pattern})"
@@ -235,10 +271,11 @@ def window_and_returns(draw: Any, comps: list[Any], max_window: int) -> str:
 
 
 @st.composite
-def cases(draw: Any, groups: bool = False) -> tuple[str, list[dict[str, Any]]]:
+def cases(draw: Any, groups: bool = False, chain: bool = False) -> tuple[str, list[dict[str, Any]]]:
     """A query and a stream whose events mostly have the query's types; with
-    ``groups``, the query has one group SEQ(...)+ (under skip till any match)."""
-    text = draw(queries(groups))
+    ``groups``, the query has one group SEQ(...)+ (under skip till any match); with
+    ``chain``, equalities tie an attribute across every positive variable."""
+    text = draw(queries(groups, chain))
     used = sorted({t for t in TYPES if any(f"{t}{s}" in text for s in (" v", "+ v", " g"))})
     types = (*used, "E") if draw(st.booleans()) else tuple(used)
     return text, draw(streams(types=types))

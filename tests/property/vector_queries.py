@@ -45,6 +45,14 @@ def _predicate(draw: Any, comps: list[Comp], i: int, shape: int, which: str) -> 
     return f"{_element(draw, comp, which)} {op} {const}"
 
 
+def _first(comp: Comp, attr: str) -> str:
+    return f"{comp[1]}[1].{attr}" if comp[2] else f"{comp[1]}.{attr}"
+
+
+def _last(comp: Comp, attr: str) -> str:
+    return f"{comp[1]}[{comp[1]}.LEN].{attr}" if comp[2] else f"{comp[1]}.{attr}"
+
+
 @st.composite
 def vector_queries(draw: Any) -> str:
     n = draw(st.integers(1, 4))
@@ -67,6 +75,13 @@ def vector_queries(draw: Any) -> str:
         preds.append(pred)
     if draw(st.integers(0, 2)) == 0:
         preds.append(f"[{draw(st.sampled_from(ATTRS))}]")
+    if draw(st.integers(0, 2)) == 0:  # equalities between variables: a condition, no partition
+        attr = draw(st.sampled_from(ATTRS))
+        for i, (_, var, kleene, _) in enumerate(comps):
+            if kleene:
+                preds.append(f"{var}[i].{attr} = {var}[i-1].{attr}")
+            if i:
+                preds.append(f"{_first(comps[i], attr)} = {_last(comps[i - 1], attr)}")
     body = " and ".join(preds) or "true"
     text = (
         "PATTERN SEQ(" + ", ".join(f"{t}+ {v}[]" if k else f"{t} {v}" for t, v, k, _ in comps) + ")"

@@ -110,3 +110,117 @@ def test_return_values_and_kleene_aggregates():
         "b[b.LEN].timestamp": 3,
     }
     assert (m.start, m.end) == (1, 4)
+
+
+# --- partitions come from equivalence tests only (docs/semantics.md, "Partitions") ------
+
+CONTIGUOUS = ("nfa", "merge", "backtrack", "vector")  # engines for partition contiguity
+
+
+def _oracle(text, events, **options):
+    from kleene.lang import ast, parse
+    from kleene.oracle import evaluate
+
+    strategy = options.get("strategy")
+    output = options.get("output")
+    return id_sets(
+        evaluate(
+            parse(text),
+            events,
+            strategy=ast.Strategy(strategy) if strategy else None,
+            output=ast.OutputFormat(output) if output else None,
+        )
+    )
+
+
+@pytest.mark.parametrize("engine", CONTIGUOUS)
+def test_an_equality_between_variables_is_no_partition(engine):
+    # one partition, so partition contiguity is strict contiguity: b2 (account 2) fails
+    # b's begin formula and cannot be ignored, so a1's run dies before b1. Read as a
+    # partition, the equality would put b2 outside a1's partition: a1 b1.
+    events = [
+        {"type": "A", "id": "a1", "timestamp": 1, "acct": 1},
+        {"type": "B", "id": "b2", "timestamp": 2, "account": 2},
+        {"type": "B", "id": "b1", "timestamp": 3, "account": 1},
+    ]
+    text = "PATTERN SEQ(A a, B b) WHERE partition_contiguity { a.acct = b.account }"
+    assert run(text, events, engine=engine) == set() == _oracle(text, events)
+    assert kleene.compile(text).partition_attributes == ()
+
+
+@pytest.mark.parametrize("engine", CONTIGUOUS)
+def test_with_an_equivalence_test_an_equality_stays_a_condition(engine):
+    text = (
+        "PATTERN SEQ(A a, B+ b[]) WHERE partition_contiguity "
+        "{ [sym] and b[1].price = a.price and b[i].price = b[i-1].price }"
+    )
+    # partition x holds a1 b1 b2: b1 is a1's next event there and fails the price, so a1's
+    # run dies (read as a partition by sym and price, b1 would be ignored: a1 b2)
+    events = stream("a1@1", "b1@2", "b2@3", sym=list("xxx"), price=[10, 11, 10])
+    assert run(text, events, engine=engine) == set() == _oracle(text, events)
+    # an event of partition y is ignored; b2 b3 follow a1 in partition x
+    events = stream("a1@1", "b1@2", "b2@3", "b3@4", sym=list("xyxx"), price=[10, 11, 10, 10])
+    expected = {match(a="a1", b="b2"), match(a="a1", b=("b2", "b3"))}
+    assert run(text, events, engine=engine) == expected == _oracle(text, events)
+    assert [m.partition for m in kleene.compile(text, engine=engine).run(events)] == [("x",)] * 2
+
+
+@pytest.mark.parametrize("engine", ["nfa", "merge", "backtrack"])
+def test_skip_till_next_match_hash_key_only_when_checked_on_arrival(engine):
+    # b.x is compared (with c.x) only when c arrives: b1 (x=2) is taken, and a1's run,
+    # now at c, is left with no c of x 1 and 2. Hiding b1 from the run (indexing runs by
+    # x) would let it take b2 instead.
+    text = "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match { a.x = c.x and b.x = c.x }"
+    events = stream("a1@1", "b1@2", "b2@3", "c1@4", x=[1, 2, 1, 1])
+    assert run(text, events, engine=engine) == set() == _oracle(text, events)
+    # compared when b is taken, b1 is ignored and the key may index the runs
+    text = "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match { a.x = b.x and b.x = c.x }"
+    assert run(text, events, engine=engine) == {match(a="a1", b="b2", c="c1")}
+    assert kleene.compile(text).plan.routed
+
+
+@pytest.mark.parametrize("engine", ["nfa", "merge", "postpone"])
+def test_skip_till_any_match_reports_the_partition_not_the_hash_key(engine):
+    text = "PATTERN SEQ(A a, B b) WHERE skip_till_any_match { [sym] and a.price = b.price }"
+    events = stream("a1@1", "b1@2", "b2@3", sym=list("xxx"), price=[1, 1, 2])
+    q = kleene.compile(text, engine=engine)
+    assert q.plan.key.names == ("sym", "price")  # runs indexed by both
+    found = q.run(events)
+    assert id_sets(found) == {match(a="a1", b="b1")} == _oracle(text, events)
+    assert [m.partition for m in found] == [("x",)]
+
+
+@pytest.mark.parametrize("engine", ["nfa", "merge", "postpone"])
+def test_non_overlap_is_per_partition_of_the_equivalence_tests(engine):
+    # a1 b1 and a2 b2 overlap: without an equivalence test one is kept, with [price] both
+    events = stream("a1@1", "a2@2", "b1@3", "b2@4", price=[1, 2, 1, 2])
+    equal = "PATTERN SEQ(A a, B b) WHERE skip_till_any_match { a.price = b.price }"
+    tested = "PATTERN SEQ(A a, B b) WHERE skip_till_any_match { [price] }"
+    options = {"output": "non_overlap"}
+    assert run(equal, events, engine=engine, **options) == {match(a="a1", b="b1")}
+    assert _oracle(equal, events, **options) == {match(a="a1", b="b1")}
+    both = {match(a="a1", b="b1"), match(a="a2", b="b2")}
+    assert (
+        run(tested, events, engine=engine, **options) == both == _oracle(tested, events, **options)
+    )
+
+
+@pytest.mark.parametrize(
+    "engine,strategy",
+    [
+        ("nfa", "skip_till_any_match"),
+        ("merge", "skip_till_next_match"),
+        ("backtrack", "skip_till_next_match"),
+        ("postpone", "skip_till_any_match"),
+        ("vector", "partition_contiguity"),
+    ],
+)
+def test_iterator_condition_holds_for_the_first_element_too(engine, strategy):
+    # docs/semantics.md, "Iterator predicates" (the worked example): a[i].x > 5 holds
+    # for a[1] as well, so a1 (x 1) starts no match. Applied from the second element on,
+    # as in the SASE implementation, a1 would start a[] = [a1] and [a1, a2].
+    text = "PATTERN SEQ(A+ a[], B b) WHERE [k] and a[i].x > 5"
+    events = stream("a1@1", "a2@2", "b1@3", x=[1, 7, 0], k=[1, 1, 1])
+    expected = {match(a=("a2",), b="b1")}
+    assert run(text, events, engine=engine, strategy=strategy) == expected
+    assert _oracle(text, events, strategy=strategy) == expected

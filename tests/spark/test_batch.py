@@ -119,7 +119,7 @@ def test_keyed_inner_and_trailing_negation_with_slices(events_df, events) -> Non
 
 def test_negation_outside_the_key_is_not_split_by_key(events_df, events) -> None:
     q = kleene.compile(FREE_NEGATION)
-    assert q.partition_attributes == ("symbol",)
+    assert q.plan.routed and q.plan.key.names == ("symbol",)  # a hash key, no partition
     local = q.run(events)
     # the negation really removes matches that a per-symbol run would keep
     per_symbol = set()
@@ -129,6 +129,32 @@ def test_negation_outside_the_key_is_not_split_by_key(events_df, events) -> None
     result = ks.match(events_df, q, slice="auto")
     assert result.layout.key == () and result.layout.slices > 1
     _check_same(result, q, local)
+
+
+HASHED = """
+PATTERN SEQ(Stock a, Stock b)
+WHERE skip_till_next_match(a, b) { a.symbol = b.symbol and b.price > a.price + 3 }
+WITHIN 6
+"""
+
+
+def test_equality_hash_key_splits_without_a_partition(events_df, events) -> None:
+    # docs/semantics.md, "Partitions": the equality forms no partition, but under skip
+    # till next match the runs (and Spark's groups) may be split by it
+    q = kleene.compile(HASHED)
+    assert q.partition_attributes == ()
+    local = q.run(events)
+    assert len(local) > 50
+    result = ks.match(events_df, q)
+    assert result.layout.key == ("symbol",)
+    _check_same(result, q, local)
+    assert {tuple(row["partition"]) for row in result.matches.collect()} == {()}
+    # under partition contiguity the same text has one partition: no split by key
+    strict = kleene.compile(HASHED, strategy="partition_contiguity")
+    contiguous = ks.match(events_df, strict)
+    assert contiguous.layout.key == ()
+    _check_same(contiguous, strict, strict.run(events))
+    assert len(strict.run(events)) < len(local)
 
 
 def test_non_overlap_output_runs_as_one_slice(events_df, events) -> None:

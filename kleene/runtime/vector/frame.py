@@ -242,4 +242,4 @@ class Frame:
         src = self.src[row : row + 1]
         etype = self.values("type", src)[0]
         attrs = plan.key.by_type[etype] if plan.key is not None else ()
-        return tuple(self.values(a, src)[0] for a in attrs)
+        return tuple(self.values(a, src)[0] for a in attrs[: plan.partition_width])

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from kleene.compiler.analysis import (
     Phase,
     expand_equivalence,
-    infer_partition_key,
     is_key_equality,
     place,
     references,
@@ -82,7 +81,7 @@ def analyse(plan: Plan) -> Shape:
             raise Declined("a component is not a single event or a Kleene closure of one")
         comps.append(Component(c.var, c.event_type, c.kleene, idx[0], idx[1] if c.kleene else None))
     exprs = conjuncts_of(query)
-    key = infer_partition_key(exprs, pattern)
+    key = plan.key  # the partition when routed, else the hash key (analysis.choose_key)
     chained = _chained(query)
     adjacent_key = False
     for expr in exprs:
