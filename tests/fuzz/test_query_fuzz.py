@@ -83,7 +83,9 @@ def check_text(text: str, data: st.DataObject, *, valid: bool = False) -> None:
     compiled: list[kleene.Query | kleene.Program] = []
     for compile_text in (kleene.compile, kleene.compile_program):
         try:
-            compiled.append(compile_text(text))
+            # the streams' times are numbers; the oracle reads a window with a unit in
+            # seconds, so one timestamp unit is a second
+            compiled.append(compile_text(text, time_unit="s"))
         except QueryError as error:
             assert not valid, str(error)
             assert_inside(error, text)
@@ -98,7 +100,7 @@ def check_text(text: str, data: st.DataObject, *, valid: bool = False) -> None:
             _equal(item.run(events), oracle.evaluate_program(item.ast, events))
             continue
         if item.output is ast.OutputFormat.COLLAPSED:
-            item = kleene.compile(text, output="all")
+            item = kleene.compile(text, output="all", time_unit="s")
         _equal(item.run(events), oracle.evaluate(item.ast, events, output=item.output))
 
 
