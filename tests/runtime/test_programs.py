@@ -7,7 +7,7 @@ import pytest
 import kleene
 from kleene.errors import QueryError, QuerySyntaxError
 from kleene.lang import parse, parse_program
-from tests.helpers import id_sets, match, stream
+from tests.helpers import id_sets, match, push_arrow_pieces, stream
 
 RISES = """
 DEFINE Rise AS
@@ -134,3 +134,80 @@ def test_a_union_forgets_matches_its_branches_can_no_longer_repeat():
         found += len(m.push(events))
         assert len(m.st.statements[-1].seen) <= 4  # only matches ending within the window
     assert found + len(m.flush()) == 1_000 + 999  # (a_j, b_j) and (a_j, b_j+1) pairs
+
+
+# The case a property test found: the second branch reports (e0, e1) at once (its
+# WITHIN 1 has closed at e2), the first only at the end of the stream (its trailing
+# negation has no window); the match is the first branch's, with its (empty) values.
+LATE_FIRST = (
+    "PATTERN SEQ(B+ v0[], B+ v1[], ~(A v2)) WHERE skip_till_any_match\n"
+    "UNION\n"
+    "PATTERN SEQ(B+ v0[], B+ v1[], ~(A v2)) WHERE skip_till_any_match\n"
+    "WITHIN 1 RETURN v0[1].x AS r0"
+)
+LATE_EVENTS = stream("e0@0", "e1@0", "e2@2", type=["B"] * 3, x=[0] * 3, y=[0] * 3)
+
+
+def _values(found):
+    by_match = {m.key(): m.values() for m in found}
+    assert len(by_match) == len(found), "a match was returned twice"
+    return by_match
+
+
+def test_a_union_match_has_the_values_of_the_first_branch_in_text_order():
+    found = _values(kleene.compile_program(LATE_FIRST).run(LATE_EVENTS))
+    # the first branch finds every B+ B+ split of the three events (no A comes); the
+    # second finds only (e0, e1), within its window, and must not give it r0
+    assert set(found) == {
+        match(v0=("e0",), v1=("e1",)),
+        match(v0=("e0",), v1=("e2",)),
+        match(v0=("e1",), v1=("e2",)),
+        match(v0=("e0", "e1"), v1=("e2",)),
+        match(v0=("e0",), v1=("e1", "e2")),
+    }
+    assert all(values == {} for values in found.values())
+
+
+@pytest.mark.parametrize("cuts", [[1], [2], [1, 2], [0, 3]])
+def test_a_union_pushed_in_pieces_keeps_the_first_branchs_values(cuts):
+    p = kleene.compile_program(LATE_FIRST)
+    pushed = _values(push_arrow_pieces(p.matcher(), LATE_EVENTS, cuts))
+    assert set(pushed) == set(_values(p.run(LATE_EVENTS)))
+    assert all(values == {} for values in pushed.values())
+
+
+def test_a_union_match_waiting_for_an_earlier_branch_survives_a_snapshot():
+    p = kleene.compile_program(LATE_FIRST)
+    m = p.matcher()
+    assert m.push(LATE_EVENTS) == []  # (e0, e1) of the second branch waits for the first
+    resumed = p.matcher(m.snapshot())
+    found = _values(resumed.flush())
+    assert set(found) == set(_values(p.run(LATE_EVENTS)))
+    assert all(values == {} for values in found.values())
+
+
+def test_a_union_releases_a_later_branchs_match_once_the_earlier_cannot_report_it():
+    p = kleene.compile_program(
+        "PATTERN SEQ(A a, B b, ~(C c)) WHERE skip_till_any_match WITHIN 3 RETURN 1 AS branch\n"
+        "UNION PATTERN SEQ(A a, B b) WHERE skip_till_any_match WITHIN 3 RETURN 2 AS branch"
+    )
+    m = p.matcher()
+    assert m.push(stream("a1@0", "b1@1")) == []  # the first branch may still report it
+    # time 5 is past a1's window: no C came, so the first branch reports it
+    assert [(x.ids(), x.values()) for x in m.push(stream("d1@5"))] == [
+        ({"a": ("a1",), "b": ("b1",)}, {"branch": 1})
+    ]
+    assert m.push(stream("a2@10", "b2@11", "c1@12")) == []
+    assert m.advance_to(13) == []  # a2's window (10 to 13) is not yet closed
+    # past b2's end by the window the first branch has decided (a2, b2), and rejected
+    # it (c1 came): the second branch's stands
+    assert [(x.ids(), x.values()) for x in m.advance_to(15)] == [
+        ({"a": ("a2",), "b": ("b2",)}, {"branch": 2})
+    ]
+    found = 0
+    for k in range(20, 2_000, 2):
+        found += len(m.push(stream(f"a{k}@{k}", f"b{k}@{k + 1}", f"c{k}@{k + 1}")))
+        # what waits is only what ended within the window: (a_j, b_j) and (a_j-2, b_j)
+        # for the last two j
+        assert len(m.st.statements[-1].held) <= 4
+    assert found + len(m.flush()) == 990 + 989
