@@ -5,8 +5,9 @@ import re
 import pytest
 
 import kleene
-from kleene.errors import QueryError, QuerySyntaxError
+from kleene.errors import QueryError, QuerySyntaxError, SnapshotError
 from kleene.lang import parse, parse_program
+from kleene.runtime import snapshot
 from tests.helpers import id_sets, match, push_arrow_pieces, stream
 
 RISES = """
@@ -211,3 +212,32 @@ def test_a_union_releases_a_later_branchs_match_once_the_earlier_cannot_report_i
         # for the last two j
         assert len(m.st.statements[-1].held) <= 4
     assert found + len(m.flush()) == 990 + 989
+
+
+def _held_tree(change):
+    """A snapshot of LATE_FIRST holding (e0, e1) of the second branch, its held match
+    changed by ``change`` (a crafted payload)."""
+    p = kleene.compile_program(LATE_FIRST)
+    m = p.matcher()
+    m.push(LATE_EVENTS)
+    tree = snapshot.unseal(m.snapshot(), snapshot.PROGRAM, m.fingerprint)
+    held = tree["statements"][-1]["held"]
+    held[0] = change(*held[0])
+    return p, snapshot.seal(snapshot.PROGRAM, m.fingerprint, tree)
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda j, m: (2, m), "branch"),
+        (lambda j, m: (j, m[:5]), "a held match"),
+        (lambda j, m: (j, ({**m[0], "v2": ("e2",)}, *m[1:])), "positions and variables"),
+        (lambda j, m: (j, (m[0], {"v0": (0, 1), "v1": (1,)}, *m[2:])), "positions"),
+        (lambda j, m: (j, (*m[:3], "late", *m[4:])), "time"),
+        (lambda j, m: (j, (*m[:5], {1: 0})), "returned name"),
+    ],
+)
+def test_a_crafted_held_union_match_is_refused_on_load(change, why):
+    p, crafted = _held_tree(change)
+    with pytest.raises(SnapshotError, match=why):
+        p.matcher(crafted)
