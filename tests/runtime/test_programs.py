@@ -5,6 +5,7 @@ import re
 import pytest
 
 import kleene
+from kleene import oracle
 from kleene.errors import QueryError, QuerySyntaxError, SnapshotError
 from kleene.lang import parse, parse_program
 from kleene.runtime import snapshot
@@ -241,3 +242,20 @@ def test_a_crafted_held_union_match_is_refused_on_load(change, why):
     p, crafted = _held_tree(change)
     with pytest.raises(SnapshotError, match=why):
         p.matcher(crafted)
+
+
+def test_a_union_waits_for_an_earlier_branch_on_the_backtrack_engine():
+    # the backtrack engine walks postponed runs late (up to the end of the stream), so
+    # a later branch's (a, b) must wait for it even without negation or a window
+    p = kleene.compile_program(
+        "PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match RETURN 1 AS r\n"
+        "UNION PATTERN SEQ(A a, B b) WHERE skip_till_any_match RETURN 2 AS r",
+        engine="backtrack",
+    )
+    events = stream("a1@0", "a2@1", "b1@2", "a3@3", "b2@4")
+    m = p.matcher()
+    found = _values([x for e in events for x in m.push([e])] + m.flush())
+    expected = oracle.evaluate_program(p.ast, events)
+    assert set(found) == {tuple(sorted(x.ids.items())) for x in expected}
+    assert match(a="a3", b="b2") in found and match(a=("a1", "a2", "a3"), b="b2") in found
+    assert all(values == {"r": 1} for values in found.values())  # the first branch's
