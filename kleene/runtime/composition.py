@@ -16,7 +16,10 @@ the statements after it (docs/semantics.md, "Programs"):
   at or after the *horizon* of a definition it uses, the time before which that
   definition can report nothing more.
 * A union reports every match of every branch once (the same events for the same
-  variables are one match; the first branch to report it gives its RETURN values).
+  variables are one match) with the RETURN values of the first branch in text order
+  that finds it. A match reported by a branch is held until every earlier branch that
+  reports late has passed its end by its delay (so could no longer report it); if an
+  earlier branch reports it meanwhile, that one's values replace it.
 
 Limits: every query's matcher keeps its own ``max_runs`` and ``max_matches`` (so a
 definition that explodes stops with the error, not with its derived events piling up),
@@ -28,6 +31,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from kleene.collapsed import Result
@@ -38,7 +42,16 @@ from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
 from kleene.runtime.limits import match_limit
 from kleene.runtime.matcher import Matcher, MatcherConfig
-from kleene.runtime.snapshot import fail, fields_of, integer, mapping, number, sequence
+from kleene.runtime.snapshot import (
+    fail,
+    fields_of,
+    integer,
+    mapping,
+    number,
+    partition_key,
+    sequence,
+    text,
+)
 
 RAW, DERIVED = 0, 1
 NEVER = float("inf")
@@ -57,25 +70,34 @@ class Statement:
     branches: tuple[tuple[Plan, MatcherConfig], ...]
     uses: tuple[int, ...]
 
+    @cached_property
+    def delays(self) -> tuple[float | None, ...]:
+        """How far behind its input each branch may report a match: None when it reports
+        a match with its last event; a trailing negation or non-overlap output waits for
+        the window to close (without a window, for the end of the stream), and the
+        backtrack engine walks postponed runs as late as the end of the stream."""
+        return tuple(_delay(plan, config) for plan, config in self.branches)
+
     @property
     def delay(self) -> float:
-        """How far behind its input a match may be reported (a trailing negation or
-        non-overlap output waits for the window to close)."""
-        late = [
-            plan
-            for plan, _config in self.branches
-            if plan.output is not OutputFormat.ALL or any(n.after is None for n in plan.negations)
-        ]
-        if not late:
-            return 0
-        windows = [plan.window for plan in late]
-        return NEVER if None in windows else max(w for w in windows if w is not None)
+        """How far behind its input a match may be reported."""
+        return max((d for d in self.delays if d is not None), default=0)
+
+
+def _delay(plan: Plan, config: MatcherConfig) -> float | None:
+    if config.engine == "backtrack":
+        return NEVER
+    if plan.output is OutputFormat.ALL and all(n.after is not None for n in plan.negations):
+        return None
+    return NEVER if plan.window is None else plan.window
 
 
 @dataclass
 class _StatementState:
     pending: list[tuple[OrderKey, dict[str, Any]]] = field(default_factory=list)
     seen: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # union: match -> end time
+    # union: match -> (branch, end time, match) for a match an earlier branch may still report
+    held: dict[tuple[Any, ...], tuple[int, Any, Match]] = field(default_factory=dict)
     latest: Any = None  # the latest end among them
     horizon: Any = -NEVER  # before this time the statement reports nothing more
 
@@ -95,6 +117,7 @@ class _ProgramState:
                 "matchers": [m.st.to_data() for m in branches],
                 "pending": s.pending,
                 "seen": s.seen,
+                "held": [(j, _match_data(m)) for j, _t, m in s.held.values()],
                 "latest": s.latest,
                 "horizon": s.horizon,
             }
@@ -114,8 +137,8 @@ class _ProgramState:
         for item, branches in zip(
             sequence(statements, "the statements", list, len(matchers)), matchers, strict=True
         ):
-            states, pending, seen, latest, horizon = fields_of(
-                item, "a statement", "matchers", "pending", "seen", "latest", "horizon"
+            states, pending, seen, held, latest, horizon = fields_of(
+                item, "a statement", "matchers", "pending", "seen", "held", "latest", "horizon"
             )
             for d, m in zip(
                 sequence(states, "a union's branches", list, len(branches)), branches, strict=True
@@ -130,10 +153,19 @@ class _ProgramState:
             for t in mapping(seen, "a union's matches").values():
                 number(t, "a union match's end")
             heapq.heapify(pending)
+            held_matches = {}
+            for entry in sequence(held, "a union's held matches"):
+                j, m = sequence(entry, "a held match", tuple, 2)
+                integer(j, "a held match's branch", 0, len(branches))
+                found = _match_from_data(m)
+                if found.key() in held_matches:
+                    fail("a union match held twice")
+                held_matches[found.key()] = (j, read_time(found.end)[0], found)
             st.statements.append(
                 _StatementState(
                     pending,
                     seen,
+                    held_matches,
                     None if latest is None else number(latest, "a union's latest end"),
                     number(horizon, "a statement's horizon"),
                 )
@@ -165,11 +197,14 @@ class ProgramMatcher:
         self.limit = self.statements[-1].branches[0][1].max_matches
         self.reported = 0  # the program's matches since this matcher was created
         last = len(self.statements) - 1
-        deliver = None if on_matches is None else self._deliver
         self.matchers = [
             [
-                Matcher(plan, config, on_matches=deliver if i == last else None)
-                for plan, config in s.branches
+                Matcher(
+                    plan,
+                    config,
+                    on_matches=self._deliver(j) if i == last and on_matches else None,
+                )
+                for j, (plan, config) in enumerate(s.branches)
             ]
             for i, s in enumerate(self.statements)
         ]
@@ -212,8 +247,9 @@ class ProgramMatcher:
         """No raw event before ``time`` will come."""
         if not self.ordered:
             k = len(self.statements) - 1
-            found = [m for branch in self.matchers[k] for m in branch.advance_to(time)]
-            return self._final(self._union(k, [m for m in found if isinstance(m, Match)]))
+            return self._final(
+                self._union(k, [branch.advance_to(time) for branch in self.matchers[k]])
+            )
         internal, _ = read_time(time)
         if internal is not None and (self.st.clock is None or internal > self.st.clock):
             self.st.clock = internal
@@ -290,10 +326,17 @@ class ProgramMatcher:
             st.horizon = self._horizon(statement, horizon)
         return out
 
-    def _deliver(self, chunk: list[Any]) -> None:
-        """A chunk of the last statement's matches, as one of its matchers found it."""
+    def _deliver(self, j: int) -> Callable[[list[Result]], None]:
+        """The callback of the last statement's branch ``j``: a chunk of its matches, as
+        its matcher finds them, goes through the union to ``on_matches``."""
         k = len(self.statements) - 1
-        self._final(self._union(k, [m for m in chunk if isinstance(m, Match)]))
+
+        def deliver(chunk: list[Result]) -> None:
+            found: list[list[Result]] = [[] for _ in self.matchers[k]]
+            found[j] = chunk
+            self._final(self._union(k, found))
+
+        return deliver
 
     def _final(self, matches: list[Match]) -> list[Match]:
         """The program's new matches: counted against ``max_matches``, handed to
@@ -339,29 +382,41 @@ class ProgramMatcher:
         the horizon, so it decides what the window before it has settled."""
         statement = self.statements[k]
         settle = statement.delay and not final and abs(horizon) != NEVER
-        found: list[Result] = []
+        found: list[list[Result]] = []
         for branch in self.matchers[k]:
-            if len(records):
-                found += branch.push(records)
+            out = branch.push(records) if len(records) else []
             if final:
-                found += branch.flush()
+                out += branch.flush()
             elif settle:
-                found += branch.advance_to(self._time_out(horizon))
-        return self._union(k, [m for m in found if isinstance(m, Match)])
+                out += branch.advance_to(self._time_out(horizon))
+            found.append(out)
+        return self._union(k, found, final)
 
-    def _union(self, k: int, matches: list[Match]) -> list[Match]:
-        """A union's new matches, each once (SIGMOD 2014, section 2.1)."""
+    def _union(self, k: int, found: list[list[Result]], final: bool = False) -> list[Match]:
+        """A union's new matches, each once, with the values of the first branch in text
+        order that finds it (SIGMOD 2014, section 2.1; docs/semantics.md, "Programs").
+        ``found`` holds each branch's new results."""
         statement, st = self.statements[k], self.st.statements[k]
         if len(statement.branches) == 1:
-            return matches
-        fresh = []
-        for m in matches:
-            key = tuple(sorted(m.ids().items()))
-            if key not in st.seen:
+            return [m for m in found[0] if isinstance(m, Match)]
+        for j, results in enumerate(found):
+            for m in results:
+                if not isinstance(m, Match):
+                    continue
+                key = m.key()
+                held = st.held.get(key)
+                if key in st.seen or (held is not None and held[0] <= j):
+                    continue
                 t, kind = read_time(m.end)
+                self.st.scale = 1_000_000 if kind == "datetime" else 1
+                st.held[key] = (j, t, m)
+        settled = self._settled(k)
+        fresh = []
+        for key, (j, t, m) in list(st.held.items()):
+            if final or t < settled[j]:
+                del st.held[key]
                 st.seen[key] = t
                 st.latest = t if st.latest is None else max(st.latest, t)
-                self.st.scale = 1_000_000 if kind == "datetime" else 1
                 fresh.append(m)
         if fresh and statement.delay != NEVER:
             # the stream has passed the latest end, so every branch has reported what
@@ -369,6 +424,19 @@ class ProgramMatcher:
             oldest = st.latest - statement.delay * self.st.scale
             st.seen = {key: t for key, t in st.seen.items() if t >= oldest}
         return fresh
+
+    def _settled(self, k: int) -> list[Any]:
+        """For each branch of statement ``k``, the time before which no earlier branch
+        can report a match any more (NEVER when none reports late): a late branch has
+        decided every match that ended its delay before its clock."""
+        bounds, bound = [], NEVER
+        for delay, branch in zip(self.statements[k].delays, self.matchers[k], strict=True):
+            bounds.append(bound)
+            if delay is not None:
+                clock = branch.st.clock
+                done = -NEVER if clock is None or delay == NEVER else clock - delay * self.st.scale
+                bound = min(bound, done)
+        return bounds
 
     def _time_out(self, internal: Any) -> Any:
         if self.st.scale == 1:
@@ -388,3 +456,34 @@ class ProgramMatcher:
             self.fields.id_field: f"{name}[{ids}]",
         }
         return (t, DERIVED, k, order), record
+
+
+def _match_data(m: Match) -> Any:
+    """A held union match as plain data (kleene.runtime.snapshot)."""
+    return (dict(m.variables), dict(m.positions), m.start, m.end, m.partition, dict(m.returned))
+
+
+def _match_from_data(data: Any) -> Match:
+    """The match of :func:`_match_data`, checked."""
+    variables, positions, start, end, partition, returned = sequence(data, "a held match", tuple, 6)
+    mapping(variables, "a match's variables")
+    if set(mapping(positions, "a match's positions")) != set(variables):
+        fail("a match's positions and variables differ")
+    for var, ids in variables.items():
+        text(var, "a match variable")
+        where = sequence(
+            positions[var],
+            "a variable's positions",
+            tuple,
+            len(sequence(ids, "a variable's events", tuple)),
+        )
+        for p in where:
+            integer(p, "a match position", 0)
+    if not any(positions.values()):
+        fail("a match without events")
+    for t in (start, end):
+        if read_time(t)[0] is None:
+            fail("a match's time")
+    for name in mapping(returned, "a match's values"):
+        text(name, "a returned name")
+    return Match(variables, positions, start, end, partition_key(partition), returned)

@@ -5,9 +5,11 @@ import re
 import pytest
 
 import kleene
-from kleene.errors import QueryError, QuerySyntaxError
+from kleene import oracle
+from kleene.errors import QueryError, QuerySyntaxError, SnapshotError
 from kleene.lang import parse, parse_program
-from tests.helpers import id_sets, match, stream
+from kleene.runtime import snapshot
+from tests.helpers import id_sets, match, push_arrow_pieces, stream
 
 RISES = """
 DEFINE Rise AS
@@ -134,3 +136,136 @@ def test_a_union_forgets_matches_its_branches_can_no_longer_repeat():
         found += len(m.push(events))
         assert len(m.st.statements[-1].seen) <= 4  # only matches ending within the window
     assert found + len(m.flush()) == 1_000 + 999  # (a_j, b_j) and (a_j, b_j+1) pairs
+
+
+# The case a property test found: the second branch reports (e0, e1) at once (its
+# WITHIN 1 has closed at e2), the first only at the end of the stream (its trailing
+# negation has no window); the match is the first branch's, with its (empty) values.
+LATE_FIRST = (
+    "PATTERN SEQ(B+ v0[], B+ v1[], ~(A v2)) WHERE skip_till_any_match\n"
+    "UNION\n"
+    "PATTERN SEQ(B+ v0[], B+ v1[], ~(A v2)) WHERE skip_till_any_match\n"
+    "WITHIN 1 RETURN v0[1].x AS r0"
+)
+LATE_EVENTS = stream("e0@0", "e1@0", "e2@2", type=["B"] * 3, x=[0] * 3, y=[0] * 3)
+
+
+def _values(found):
+    by_match = {m.key(): m.values() for m in found}
+    assert len(by_match) == len(found), "a match was returned twice"
+    return by_match
+
+
+def test_a_union_match_has_the_values_of_the_first_branch_in_text_order():
+    found = _values(kleene.compile_program(LATE_FIRST).run(LATE_EVENTS))
+    # the first branch finds every B+ B+ split of the three events (no A comes); the
+    # second finds only (e0, e1), within its window, and must not give it r0
+    assert set(found) == {
+        match(v0=("e0",), v1=("e1",)),
+        match(v0=("e0",), v1=("e2",)),
+        match(v0=("e1",), v1=("e2",)),
+        match(v0=("e0", "e1"), v1=("e2",)),
+        match(v0=("e0",), v1=("e1", "e2")),
+    }
+    assert all(values == {} for values in found.values())
+
+
+@pytest.mark.parametrize("cuts", [[1], [2], [1, 2], [0, 3]])
+def test_a_union_pushed_in_pieces_keeps_the_first_branchs_values(cuts):
+    p = kleene.compile_program(LATE_FIRST)
+    pushed = _values(push_arrow_pieces(p.matcher(), LATE_EVENTS, cuts))
+    assert set(pushed) == set(_values(p.run(LATE_EVENTS)))
+    assert all(values == {} for values in pushed.values())
+
+
+def test_a_union_streamed_to_a_callback_keeps_the_first_branchs_values():
+    p = kleene.compile_program(LATE_FIRST)
+    chunks: list[list] = []
+    m = p.matcher(on_matches=chunks.append)
+    assert m.push(LATE_EVENTS) == [] and m.flush() == []
+    streamed = _values([match for chunk in chunks for match in chunk])
+    assert set(streamed) == set(_values(p.run(LATE_EVENTS)))
+    assert all(values == {} for values in streamed.values())
+
+
+def test_a_union_match_waiting_for_an_earlier_branch_survives_a_snapshot():
+    p = kleene.compile_program(LATE_FIRST)
+    m = p.matcher()
+    assert m.push(LATE_EVENTS) == []  # (e0, e1) of the second branch waits for the first
+    resumed = p.matcher(m.snapshot())
+    found = _values(resumed.flush())
+    assert set(found) == set(_values(p.run(LATE_EVENTS)))
+    assert all(values == {} for values in found.values())
+
+
+def test_a_union_releases_a_later_branchs_match_once_the_earlier_cannot_report_it():
+    p = kleene.compile_program(
+        "PATTERN SEQ(A a, B b, ~(C c)) WHERE skip_till_any_match WITHIN 3 RETURN 1 AS branch\n"
+        "UNION PATTERN SEQ(A a, B b) WHERE skip_till_any_match WITHIN 3 RETURN 2 AS branch"
+    )
+    m = p.matcher()
+    assert m.push(stream("a1@0", "b1@1")) == []  # the first branch may still report it
+    # time 5 is past a1's window: no C came, so the first branch reports it
+    assert [(x.ids(), x.values()) for x in m.push(stream("d1@5"))] == [
+        ({"a": ("a1",), "b": ("b1",)}, {"branch": 1})
+    ]
+    assert m.push(stream("a2@10", "b2@11", "c1@12")) == []
+    assert m.advance_to(13) == []  # a2's window (10 to 13) is not yet closed
+    # past b2's end by the window the first branch has decided (a2, b2), and rejected
+    # it (c1 came): the second branch's stands
+    assert [(x.ids(), x.values()) for x in m.advance_to(15)] == [
+        ({"a": ("a2",), "b": ("b2",)}, {"branch": 2})
+    ]
+    found = 0
+    for k in range(20, 2_000, 2):
+        found += len(m.push(stream(f"a{k}@{k}", f"b{k}@{k + 1}", f"c{k}@{k + 1}")))
+        # what waits is only what ended within the window: (a_j, b_j) and (a_j-2, b_j)
+        # for the last two j
+        assert len(m.st.statements[-1].held) <= 4
+    assert found + len(m.flush()) == 990 + 989
+
+
+def _held_tree(change):
+    """A snapshot of LATE_FIRST holding (e0, e1) of the second branch, its held match
+    changed by ``change`` (a crafted payload)."""
+    p = kleene.compile_program(LATE_FIRST)
+    m = p.matcher()
+    m.push(LATE_EVENTS)
+    tree = snapshot.unseal(m.snapshot(), snapshot.PROGRAM, m.fingerprint)
+    held = tree["statements"][-1]["held"]
+    held[0] = change(*held[0])
+    return p, snapshot.seal(snapshot.PROGRAM, m.fingerprint, tree)
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda j, m: (2, m), "branch"),
+        (lambda j, m: (j, m[:5]), "a held match"),
+        (lambda j, m: (j, ({**m[0], "v2": ("e2",)}, *m[1:])), "positions and variables"),
+        (lambda j, m: (j, (m[0], {"v0": (0, 1), "v1": (1,)}, *m[2:])), "positions"),
+        (lambda j, m: (j, (*m[:3], "late", *m[4:])), "time"),
+        (lambda j, m: (j, (*m[:5], {1: 0})), "returned name"),
+    ],
+)
+def test_a_crafted_held_union_match_is_refused_on_load(change, why):
+    p, crafted = _held_tree(change)
+    with pytest.raises(SnapshotError, match=why):
+        p.matcher(crafted)
+
+
+def test_a_union_waits_for_an_earlier_branch_on_the_backtrack_engine():
+    # the backtrack engine walks postponed runs late (up to the end of the stream), so
+    # a later branch's (a, b) must wait for it even without negation or a window
+    p = kleene.compile_program(
+        "PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match RETURN 1 AS r\n"
+        "UNION PATTERN SEQ(A a, B b) WHERE skip_till_any_match RETURN 2 AS r",
+        engine="backtrack",
+    )
+    events = stream("a1@0", "a2@1", "b1@2", "a3@3", "b2@4")
+    m = p.matcher()
+    found = _values([x for e in events for x in m.push([e])] + m.flush())
+    expected = oracle.evaluate_program(p.ast, events)
+    assert set(found) == {tuple(sorted(x.ids.items())) for x in expected}
+    assert match(a="a3", b="b2") in found and match(a=("a1", "a2", "a3"), b="b2") in found
+    assert all(values == {"r": 1} for values in found.values())  # the first branch's

@@ -124,9 +124,10 @@ def test_resume_with_events_held_for_lateness(
 def test_program_resume_equals_an_uninterrupted_run(
     inner: str, outer: str, union: bool, case: tuple[str, list[dict[str, Any]]], step: int
 ) -> None:
-    """Composition (held events of each statement) and union (matches seen)."""
+    """Composition (held events of each statement) and union (matches seen, and those
+    waiting for an earlier branch that reports late)."""
     other, events = case
-    text = f"{other}\nUNION\n{other}" if union else f"DEFINE Z AS\n{inner};\n{outer}"
+    text = f"{inner}\nUNION\n{other}" if union else f"DEFINE Z AS\n{inner};\n{outer}"
     note(text)
     try:
         program = kleene.compile_program(text)
