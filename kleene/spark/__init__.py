@@ -19,7 +19,7 @@ This is the only package that imports pyspark.
     >>> result.matches.show(); result.rejected.show()               # doctest: +SKIP
 """
 
-from kleene.spark._session import local_session
+from kleene.spark._session import ensure_python_env, local_session, session
 from kleene.spark.batch import Layout, MatchResult, match
 from kleene.spark.sources import read_event_stream
 from kleene.spark.streaming import (
@@ -28,6 +28,8 @@ from kleene.spark.streaming import (
     read_output,
     run_stream_to_parquet,
 )
+
+ensure_python_env()  # before any session: Spark's Python workers run this interpreter
 
 __all__ = [
     "Layout",
@@ -39,4 +41,5 @@ __all__ = [
     "read_event_stream",
     "read_output",
     "run_stream_to_parquet",
+    "session",
 ]

@@ -14,11 +14,21 @@
   partition of its key attribute's value).
 * ``kleene__t`` — the time as a number (microseconds since the epoch for timestamp
   columns, the value itself for numeric ones), for time slicing.
+* ``kleene__seen`` — for an event the local engine would admit (a time, a type, every
+  attribute its type needs), the latest time among the admitted events before it in
+  input order; null for the first one and for events it would reject anyway. The input
+  order is the arrival order, so an event is late, exactly as for
+  :meth:`kleene.Matcher.push`, when its time is before ``kleene__seen`` minus the allowed
+  lateness (:mod:`kleene.spark._worker` decides and rejects it). Computed before any
+  shuffle: the running maximum within each input partition, and the maximum of the
+  partitions before it, which one small job collects.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from collections.abc import Mapping, Sequence
+
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -28,6 +38,7 @@ from kleene.spark._schema import EventColumns
 INTERNAL_PREFIX = "kleene__"  # no leading underscore: pandas UDF inputs rename those
 POS = "kleene__pos"
 TIME = "kleene__t"
+SEEN = "kleene__seen"
 KEY_PREFIX = "kleene__k"
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -124,3 +135,63 @@ def time_scale(df: DataFrame, time_field: str) -> float:
     seconds, ``kleene__t`` in microseconds), 1 for numeric time."""
     dtype = df.schema[time_field].dataType
     return 1e6 if isinstance(dtype, T.TimestampType | T.TimestampNTZType) else 1.0
+
+
+def with_seen(
+    df: DataFrame, columns: EventColumns, required: Mapping[str, Sequence[str]]
+) -> DataFrame:
+    """``df`` (not yet shuffled, with ``kleene__pos``) with ``kleene__seen``."""
+    if columns.time_field not in df.columns:
+        return df.withColumn(SEEN, F.lit(None))
+    admitted = _admitted(df, columns, required)
+    time = F.col(columns.time_field)
+    tagged = df.withColumn("kleene__pid", F.spark_partition_id()).withColumn("kleene__ok", admitted)
+    ok_time = F.when(F.col("kleene__ok"), time)
+    maxima = {
+        r["kleene__pid"]: r["m"]
+        for r in tagged.groupBy("kleene__pid").agg(F.max(ok_time).alias("m")).collect()
+    }
+    before: list[Column] = []
+    latest = None
+    for part in sorted(maxima):
+        if latest is not None:
+            before += [F.lit(part), F.lit(latest)]
+        if maxima[part] is not None:
+            latest = maxima[part] if latest is None else max(latest, maxima[part])
+    earlier = (
+        Window.partitionBy("kleene__pid").orderBy(POS).rowsBetween(Window.unboundedPreceding, -1)
+    )
+    running = F.max(ok_time).over(earlier)
+    if before:
+        previous = F.element_at(F.create_map(*before), F.col("kleene__pid"))
+        running = F.greatest(running, previous.cast(df.schema[columns.time_field].dataType))
+    seen = F.when(F.col("kleene__ok"), running)
+    return tagged.withColumn(SEEN, seen).drop("kleene__pid", "kleene__ok")
+
+
+def _admitted(
+    df: DataFrame, columns: EventColumns, required: Mapping[str, Sequence[str]]
+) -> Column:
+    """Whether the local engine admits the event apart from lateness (see
+    :mod:`kleene.runtime.ingest`): a time, a type, and every attribute its type needs."""
+    present = {f.name: f.dataType for f in df.schema.fields}
+    ok = numeric_time(df, columns.time_field).isNotNull()
+    if columns.type_field not in present:
+        return F.lit(False)
+    kind = F.col(columns.type_field)
+    ok = ok & kind.isNotNull()
+    for event_type, attrs in required.items():
+        has_all: Column = F.lit(True)
+        for attr in attrs:
+            has_all = has_all & _present(attr, present)
+        ok = ok & (F.when(kind == F.lit(event_type), has_all).otherwise(F.lit(True)))
+    return ok
+
+
+def _present(attr: str, present: Mapping[str, T.DataType]) -> Column:
+    if attr not in present:
+        return F.lit(False)
+    c = F.col(attr)
+    if isinstance(present[attr], T.FloatType | T.DoubleType):
+        return c.isNotNull() & ~F.isnan(c)
+    return c.isNotNull()
