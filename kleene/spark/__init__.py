@@ -5,7 +5,8 @@ This is the only package that imports pyspark.
 * :func:`match` (:mod:`kleene.spark.batch`) matches a DataFrame: events are split by
   the query's partition key and/or by time slice (:mod:`kleene.spark._slicing`), each
   group is sorted into stream order and fed to one kleene matcher in a Python worker
-  (``mapInArrow``). The result equals ``Query.run`` over the input in time order.
+  (``mapInArrow``). The result equals ``Query.run`` over the input in its order (the
+  arrival order: events that arrive late are rejected as the local engine rejects them).
 * :func:`match_stream` (:mod:`kleene.spark.streaming`) matches a streaming DataFrame with
   ``transformWithStateInPandas``: one matcher snapshot per key in the RocksDB state
   store, event-time timers driving ``advance_to(watermark)``, late events rejected with

@@ -57,7 +57,7 @@ def collapsed_from_rows(
     order. Their ``expand()`` needs the events and raises: expand on Spark with
     :meth:`kleene.spark.MatchResult.expand`. ``count()`` is the one Spark computed."""
     kleene_vars = query.kleene_variables
-    out = []
+    out: list[CollapsedMatch] = []
     for row in rows:
         collapsed = CollapsedMatch(
             singles={v: row[v] for v in query.variables if v not in kleene_vars},

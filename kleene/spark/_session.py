@@ -37,7 +37,7 @@ def use_this_python(spark: SparkSession) -> None:
     ``python3`` first on the PATH. A ``PYSPARK_PYTHON`` of the user's is kept."""
     chosen = os.environ.get("PYSPARK_PYTHON")
     context = spark.sparkContext
-    if chosen not in (None, sys.executable) or not context.master.startswith("local"):
+    if chosen not in (None, sys.executable) or not str(context.master).startswith("local"):
         return
     ensure_python_env()
     context.pythonExec = sys.executable

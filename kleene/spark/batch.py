@@ -172,9 +172,13 @@ def match(
     ``"auto"`` slices only queries that are not split by key (the key already spreads
     the work), into two slices per core, each at least four windows wide.
 
-    The result equals ``query.run`` over ``df`` sorted by time (ties in input order):
-    the same matches (compare ``Match.ids()`` with the variable columns) and the same
-    rejected events. Every variable column is an ``array`` of event ids, also for single
+    The result equals ``query.run`` over ``df`` in its order, which is taken as the
+    arrival order (an event more than the allowed lateness behind the latest time before
+    it is rejected as late, as the local engine does): the same matches (compare
+    ``Match.ids()`` with the variable columns) and the same rejected events;
+    :meth:`MatchResult.collect` gives them as the local engine's objects.
+
+    Every variable column is an ``array`` of event ids, also for single
     variables. With ``OUTPUT COLLAPSED`` the rows are collapsed results instead (see the
     module docstring and :meth:`MatchResult.expand`); their ``count`` column sums to the
     number of matches.

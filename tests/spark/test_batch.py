@@ -156,11 +156,20 @@ def test_ids_are_input_positions_without_id_column(spark: SparkSession, events) 
     assert df.rdd.getNumPartitions() == 3
     # the local engine numbers events by their position in the input: the DataFrame's order
     input_order = df.toArrow()
-    q = kleene.compile(RISE_THEN_DROP)
     tagged = input_order.append_column("id", pa.array(range(input_order.num_rows), pa.int64()))
-    local = q.run(time_sorted(tagged))
-    result = ks.match(df, q, slice=2)
-    _check_same(result, q, local)
+    # the DataFrame's order is the arrival order: after the repartition most events
+    # arrive late, and both engines reject the same ones ...
+    q = kleene.compile(RISE_THEN_DROP)
+    local = q.run_detailed(tagged)
+    assert len(local.rejected) > 100
+    result = ks.match(df, q, slice=2).persist()
+    _check_same(result, q, local.matches)
+    assert sorted(r["id"] for r in result.rejected.collect()) == [r.id for r in local.rejected]
+    # ... while an unbounded allowed lateness takes every event, in time order
+    unbounded = kleene.compile(RISE_THEN_DROP, allowed_lateness=float("inf"))
+    local_sorted = q.run(time_sorted(tagged))
+    assert local_sorted
+    _check_same(ks.match(df, unbounded, slice=2), q, local_sorted)
 
 
 def test_rejected_events_equal_local_and_are_reported_once(spark, tmp_path: Path) -> None:

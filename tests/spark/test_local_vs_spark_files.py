@@ -49,9 +49,9 @@ RETURN a[1].timestamp, max(a[].timestamp), b.timestamp - a[1].timestamp AS took,
 COLLAPSED = """
 PATTERN SEQ(Stock a, Stock+ b[], Stock c)
 WHERE skip_till_any_match(a, b[], c) {
-    [symbol] and a.volume < 100 and b[i].price > a.price
+    [symbol] and a.volume < 500 and b[i].price > a.price
     and b[i].volume > b[i-1].volume and c.price < a.price }
-WITHIN 6
+WITHIN 12
 OUTPUT COLLAPSED
 """
 
@@ -115,7 +115,7 @@ CASES = [
         "missing-attributes",
         NEXT,
         lambda: stock_events(600, 5, jitter=3, missing=0.05),
-        "jsonl",
+        "csv",
         1.0,
         late=True,
     ),
@@ -133,8 +133,13 @@ CASES = [
         lateness=1.0,
         late=True,
     ),
-    Case("collapsed", COLLAPSED, lambda: stock_events(1500, 8, jitter=3), lateness=1.0),
-    Case("no-id-column", NEXT, lambda: stock_events(600, 9, jitter=4).drop_columns(["id"])),
+    Case("collapsed", COLLAPSED, lambda: stock_events(1500, 8, jitter=3), lateness=1.0, late=True),
+    Case(
+        "no-id-column",
+        NEXT,
+        lambda: stock_events(600, 9, jitter=4).drop_columns(["id"]),
+        late=True,
+    ),
 ]
 
 
