@@ -140,25 +140,48 @@ class _GroupRun:
         if SEEN not in table.column_names or table.column(SEEN).null_count == len(table):
             return [], _events(table)
         events = _events(table)
-        times = events.column(self.time_field).to_pylist()
-        seen = table.column(SEEN).to_pylist()
+        times = events.column(self.time_field)
+        seen = table.column(SEEN)
         late: list[RejectedEvent] = []
         keep = np.ones(len(table), dtype=bool)
-        for j, (time, latest) in enumerate(zip(times, seen, strict=True)):
-            if latest is None:
-                continue
-            t, kind = read_time(time)
-            horizon, _ = read_time(latest)
-            if self.lateness:
-                horizon = horizon - self.lateness * (MICROS if kind == "datetime" else 1)
-            if t < horizon:
-                keep[j] = False
-                record = events.slice(j, 1).to_pylist()[0]
-                reason = late_reason(time, latest, self.lateness)
-                late.append(RejectedEvent(record.get(self.id_field), None, reason, record))
+        for j in np.flatnonzero(self._late_mask(times, seen)).tolist():
+            keep[j] = False
+            record = events.slice(j, 1).to_pylist()[0]
+            reason = late_reason(times[j].as_py(), seen[j].as_py(), self.lateness)
+            late.append(RejectedEvent(record.get(self.id_field), None, reason, record))
         if keep.all():
             return [], events
         return late, events.filter(pa.array(keep))
+
+    def _late_mask(self, times: pa.ChunkedArray, seen: pa.ChunkedArray) -> np.ndarray:
+        """Which events are late: time < latest time so far (minus the allowed lateness),
+        compared as :meth:`kleene.Matcher.push` compares (datetimes as microseconds)."""
+        kind = times.type
+        if pa.types.is_timestamp(kind):
+            as_micros = pa.timestamp("us", tz=kind.tz)
+            times = times.cast(as_micros, safe=False).cast(pa.int64())
+            seen = seen.cast(as_micros, safe=False).cast(pa.int64())
+            scale = MICROS
+        elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            scale = 1
+        else:
+            return np.array([self._late_one(t, s) for t, s in zip(times, seen, strict=True)])
+        horizon = seen
+        if self.lateness:
+            horizon = pc.subtract(seen.cast(pa.float64()), self.lateness * scale)
+        late = pc.fill_null(pc.less(times, horizon), False)
+        return np.asarray(late.to_numpy(zero_copy_only=False), dtype=bool)
+
+    def _late_one(self, time: pa.Scalar, latest: pa.Scalar) -> bool:
+        if not latest.is_valid:
+            return False
+        t, kind = read_time(time.as_py())
+        horizon, _ = read_time(latest.as_py())
+        if t is None or horizon is None:
+            return False
+        if self.lateness:
+            horizon = horizon - self.lateness * (MICROS if kind == "datetime" else 1)
+        return bool(t < horizon)
 
     def _shown(self, rejected: list[RejectedEvent]) -> list[RejectedEvent]:
         """Rejected events with their fields as the input had them."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 from pathlib import Path
 
 import pyarrow as pa
@@ -150,15 +151,18 @@ def test_strict_contiguity_sees_the_whole_stream(events_df, events) -> None:
     _check_same(result, q, local)
 
 
-def test_ids_are_input_positions_without_id_column(spark: SparkSession, events) -> None:
+def test_ids_are_input_positions_without_id_column(
+    spark: SparkSession, events, tmp_path: Path
+) -> None:
     table = events.slice(0, 3000).drop_columns(["id"])
-    df = spark.createDataFrame(table.to_pandas()).repartition(3)
-    assert df.rdd.getNumPartitions() == 3
-    # the local engine numbers events by their position in the input: the DataFrame's order
-    input_order = df.toArrow()
-    tagged = input_order.append_column("id", pa.array(range(input_order.num_rows), pa.int64()))
-    # the DataFrame's order is the arrival order: after the repartition most events
-    # arrive late, and both engines reject the same ones ...
+    # events arrive out of time order: each moved by up to 8 places, in two files
+    rng = random.Random(3)
+    order = sorted(range(table.num_rows), key=lambda i: i + rng.uniform(0, 8))
+    arrived = table.take(pa.array(order))
+    df = two_file_frame(spark, arrived, tmp_path)
+    # the local engine numbers events by their position in the input: the files' order
+    tagged = arrived.append_column("id", pa.array(range(arrived.num_rows), pa.int64()))
+    # the input order is the arrival order: both engines reject the same late events ...
     q = kleene.compile(RISE_THEN_DROP)
     local = q.run_detailed(tagged)
     assert len(local.rejected) > 100
