@@ -52,11 +52,13 @@ def session(master: str | None = None) -> SparkSession:
     if master == "local":
         return local_session(1)
     ensure_python_env()
-    builder = SparkSession.builder.master(master).appName("kleene")
-    for key, value in _DEFAULTS.items():
-        if key != "spark.sql.streaming.stateStore.providerClass":
-            builder = builder.config(key, value)
-    return builder.getOrCreate()
+    return (
+        SparkSession.builder.master(master)
+        .appName("kleene")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
 
 
 def local_session(
