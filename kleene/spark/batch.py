@@ -195,7 +195,7 @@ def match(
         options=compile_options,
     )
     columns = spec.columns
-    prepared = with_positions(df, columns, need_exact=False)
+    prepared = with_positions(df, columns)
     prepared = with_seen(prepared, columns, q.plan.required)
     added_id = columns.id_field not in df.columns
     group_cols: list[str] = []
