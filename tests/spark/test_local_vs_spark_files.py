@@ -106,7 +106,7 @@ CASES = [
     Case(
         "example-rising",
         "stock_rising.sase",
-        lambda: generate(10_000, symbols=1, increase_prob=0.7, seed=1),
+        lambda: generate(4000, symbols=1, increase_prob=0.7, seed=1),
     ),
     Case("example-returns", "stock_rising_returns.sase", lambda: stock_events(3000, 2), "csv"),
     Case("late-no-lateness", NEXT, lambda: stock_events(600, 3, jitter=5), "csv", late=True),
