@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import time
@@ -43,7 +42,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from kleene.collapsed import CollapsedMatch
 from kleene.errors import EventError, KleeneError, QueryError, RunLimitError
 from kleene.events import TIME_UNITS
 from kleene.io import (
@@ -60,7 +58,6 @@ from kleene.io import (
     read_events,
     write_table,
 )
-from kleene.match import Match, RejectedEvent
 from kleene.runtime.ingest import check_column_names
 from kleene.runtime.limits import DEFAULT_MAX_RUNS
 
@@ -620,7 +617,7 @@ def _run_spark(
             f"the spark engine needs pyspark ({exc}); install it with pip install 'kleene[spark]'"
         ) from exc
     before = time.perf_counter()
-    session = _spark_session(kspark, args.master)
+    session = kspark.session(args.master)
     stats.startup_seconds = time.perf_counter() - before
     frame = _spark_read(session, args.input, input_format, args.schema)
     if frame.columns:  # an empty file has none
@@ -634,39 +631,14 @@ def _run_spark(
     ).persist()
     try:
         stats.events = frame.count()
-        found = result.matches.toArrow()
-        dropped = result.rejected.toArrow()
+        found, dropped = result.collect()
     finally:
         result.unpersist()
     stats.engine = f"spark ({session.sparkContext.master})"
     if result.layout.note:
         stats.notes.append(result.layout.note)
-    typed = _partition_types(frame.schema, tuple(query.partition_attributes))
-    if result.collapsed:
-        matches.add(spark_collapsed(found.to_pylist(), query, typed))
-    else:
-        matches.add(spark_matches(found.to_pylist(), query, typed))
-    rejected.add(spark_rejected(dropped.to_pylist()))
-
-
-def _spark_session(kspark: Any, master: str | None) -> Any:
-    if master is None or master.startswith("local["):
-        cores = "*" if master is None else master[len("local[") : -1]
-        return kspark.local_session(cores if cores == "*" else int(cores))
-    if master == "local":
-        return kspark.local_session(1)
-    from pyspark.sql import SparkSession
-
-    from kleene.spark._session import ensure_python_env
-
-    ensure_python_env()
-    return (
-        SparkSession.builder.master(master)
-        .appName("kleene")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
+    matches.add(found)
+    rejected.add(dropped)
 
 
 def _spark_read(session: Any, path: str, fmt: Format, schema: str | None = None) -> Any:
@@ -679,115 +651,6 @@ def _spark_read(session: Any, path: str, fmt: Format, schema: str | None = None)
     if fmt is Format.JSONL:
         return reader.json(path)
     return reader.parquet(path)
-
-
-def spark_matches(
-    rows: list[dict[str, Any]], query: Query, partition_types: Sequence[Any] = ()
-) -> list[Match]:
-    """Spark match rows (one id array per variable) as :class:`Match` objects, ordered
-    by last event time, then first event time, then their ids.
-
-    Spark carries partition values as text; ``partition_types`` (one converter per key
-    attribute, e.g. ``int``) turns them back into the input column's type.
-    """
-    variables = tuple(query.variables)
-    returns = tuple(query.return_names)
-    out = [
-        Match(
-            variables={v: tuple(row[v] or ()) for v in variables},
-            positions={},
-            start=row["start"],
-            end=row["end"],
-            partition=_typed_partition(row["partition"] or (), partition_types),
-            returned={name: row[name] for name in returns},
-        )
-        for row in rows
-    ]
-    out.sort(key=lambda m: (_sortable(m.end), _sortable(m.start), repr(m.key())))
-    return out
-
-
-def spark_collapsed(
-    rows: list[dict[str, Any]], query: Query, partition_types: Sequence[Any] = ()
-) -> list[CollapsedMatch]:
-    """Spark collapsed rows (:mod:`kleene.spark._collapsed`) as :class:`CollapsedMatch`
-    objects (SIGMOD 2014, section 5.2), ordered like :func:`spark_matches`, so the sink
-    writes them as it writes the local engine's. Their ``expand()`` needs the events and
-    raises: expand on Spark with ``MatchResult.expand()``."""
-    kleene_vars = query.kleene_variables
-    out = [
-        CollapsedMatch(
-            singles={v: row[v] for v in query.variables if v not in kleene_vars},
-            candidates={
-                v: tuple((c["id"], c["label"]) for c in row[v] or ())
-                for v in query.variables
-                if v in kleene_vars
-            },
-            first_fixed=frozenset(row["first_fixed"] or ()),
-            last_fixed=frozenset(row["last_fixed"] or ()),
-            start=row["start"],
-            end=row["end"],
-            partition=_typed_partition(row["partition"] or (), partition_types),
-            exact=bool(row["exact"]),
-            _expand=_no_events,
-        )
-        for row in rows
-    ]
-    out.sort(key=lambda c: (_sortable(c.end), _sortable(c.start), repr(c.to_dict())))
-    return out
-
-
-def _no_events() -> list[Match]:
-    raise KleeneError(
-        "a collapsed result read back from Spark has no events to expand: "
-        "use kleene.spark.MatchResult.expand()"
-    )
-
-
-def _partition_types(schema: Any, names: tuple[str, ...]) -> list[Any]:
-    """A converter per partition attribute: int or float for numeric input columns."""
-    from pyspark.sql import types as T
-
-    kinds = {f.name: f.dataType for f in schema.fields}
-    converters: list[Any] = []
-    for name in names:
-        kind = kinds.get(name)
-        if isinstance(kind, T.ByteType | T.ShortType | T.IntegerType | T.LongType):
-            converters.append(int)
-        elif isinstance(kind, T.FloatType | T.DoubleType):
-            converters.append(float)
-        else:
-            converters.append(None)
-    return converters
-
-
-def _typed_partition(values: Sequence[Any], converters: Sequence[Any]) -> tuple[Any, ...]:
-    if len(converters) != len(values):
-        return tuple(values)
-    out = []
-    for value, convert in zip(values, converters, strict=True):
-        try:
-            out.append(value if convert is None or value is None else convert(value))
-        except ValueError:
-            out.append(value)
-    return tuple(out)
-
-
-def spark_rejected(rows: list[dict[str, Any]]) -> list[RejectedEvent]:
-    """Spark rejected rows (id, reason, record as JSON text) as :class:`RejectedEvent`."""
-    events = []
-    for row in rows:
-        record = row.get("record")
-        try:
-            fields = json.loads(record) if record else {}
-        except json.JSONDecodeError:
-            fields = {"record": record}
-        events.append(RejectedEvent(row.get("id"), None, row.get("reason") or "", fields))
-    return events
-
-
-def _sortable(value: Any) -> tuple[int, Any]:
-    return (1, 0) if value is None else (0, value)
 
 
 def summary_table(stats: RunStats) -> Table:

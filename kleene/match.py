@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,3 +79,25 @@ class RejectedEvent:
     position: int | None
     reason: str
     record: Mapping[str, Any] = field(default_factory=dict)
+
+
+def late_reason(time: Any, current: Any, lateness: float = 0) -> str:
+    """Why an event is rejected as late, in the one wording of every engine (datetimes as
+    ISO-8601 UTC, numbers as written). ``current`` is the stream's current time, or with
+    an allowed lateness the latest time seen so far, which the event trails by more."""
+    if not lateness:
+        return (
+            f"late event: time {_time_text(time)} is before the stream's current time "
+            f"{_time_text(current)}"
+        )
+    return (
+        f"late event: time {_time_text(time)} is more than the allowed lateness "
+        f"({lateness!r}) before the latest time so far, {_time_text(current)}"
+    )
+
+
+def _time_text(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        moment = value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value
+        return moment.astimezone(dt.UTC).isoformat()
+    return repr(value)

@@ -28,6 +28,7 @@ import numpy as np
 
 from kleene.collapsed import SAFE, UNSAFE, CollapsedMatch, Result
 from kleene.compiler.plan import NegatedEvent, Plan
+from kleene.compiler.returns import time_items
 from kleene.events import (
     MICROS,
     EventBatch,
@@ -37,7 +38,7 @@ from kleene.events import (
     read_time,
 )
 from kleene.lang.ast import OutputFormat, Strategy
-from kleene.match import Match, RejectedEvent
+from kleene.match import Match, RejectedEvent, late_reason
 from kleene.runtime import snapshot
 from kleene.runtime.core import Completion, Core, Intermediate
 from kleene.runtime.ingest import ReorderBuffer, Validator, window_size
@@ -219,6 +220,7 @@ class Matcher:
         self.n_components = len(plan.positive_vars)
         # where a keyed event type's partition key is (none for a query with one partition)
         self.key_index = dict(plan.key_index) if plan.routed else {}
+        self.time_returns = time_items(plan.query)  # RETURN items given back as datetimes
         if state is not None:
             self.restore(snapshot.unseal(state, snapshot.QUERY, self.fingerprint))
 
@@ -331,9 +333,7 @@ class Matcher:
                 self._reject(
                     ids[j],
                     None,
-                    f"late event: time {self._time_out(t)!r} is before the stream's "
-                    f"current time {self._time_out(horizon)!r} (minus the allowed "
-                    "lateness)",
+                    self._late_reason(t, horizon),
                     batch.record(j),
                 )
                 continue
@@ -437,6 +437,12 @@ class Matcher:
             return st.clock
         behind = seen - self._lateness()
         return behind if st.clock is None else max(st.clock, behind)
+
+    def _late_reason(self, t: Any, horizon: Any) -> str:
+        seen, lateness = self.st.reorder.max_seen, self.config.allowed_lateness
+        if lateness and seen is not None and horizon == seen - self._lateness():
+            return late_reason(self._time_out(t), self._time_out(seen), lateness)
+        return late_reason(self._time_out(t), self._time_out(horizon))
 
     def _lateness(self) -> float:
         return self.config.allowed_lateness * self._scale()
@@ -659,7 +665,13 @@ class Matcher:
             start, end = found.selections[0][3], found.selections[-1][3]
         returned = {}
         if plan.returns is not None:
-            returned = dict(zip(plan.return_names, plan.returns(found.vector), strict=True))
+            values = plan.returns(found.vector)
+            if self.st.time_kind == "datetime" and any(self.time_returns):
+                values = tuple(
+                    self._time_out(v) if is_time and v is not None else v
+                    for v, is_time in zip(values, self.time_returns, strict=True)
+                )
+            returned = dict(zip(plan.return_names, values, strict=True))
         if self.st.time_kind == "datetime":
             start, end = self._time_out(start), self._time_out(end)
         # a run's key may be a hash key that starts with the partition (choose_key)

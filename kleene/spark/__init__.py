@@ -5,7 +5,8 @@ This is the only package that imports pyspark.
 * :func:`match` (:mod:`kleene.spark.batch`) matches a DataFrame: events are split by
   the query's partition key and/or by time slice (:mod:`kleene.spark._slicing`), each
   group is sorted into stream order and fed to one kleene matcher in a Python worker
-  (``mapInArrow``). The result equals ``Query.run`` over the input in time order.
+  (``mapInArrow``). The result equals ``Query.run`` over the input in its order (the
+  arrival order: events that arrive late are rejected as the local engine rejects them).
 * :func:`match_stream` (:mod:`kleene.spark.streaming`) matches a streaming DataFrame with
   ``transformWithStateInPandas``: one matcher snapshot per key in the RocksDB state
   store, event-time timers driving ``advance_to(watermark)``, late events rejected with
@@ -19,7 +20,7 @@ This is the only package that imports pyspark.
     >>> result.matches.show(); result.rejected.show()               # doctest: +SKIP
 """
 
-from kleene.spark._session import local_session
+from kleene.spark._session import ensure_python_env, local_session, session
 from kleene.spark.batch import Layout, MatchResult, match
 from kleene.spark.sources import read_event_stream
 from kleene.spark.streaming import (
@@ -28,6 +29,8 @@ from kleene.spark.streaming import (
     read_output,
     run_stream_to_parquet,
 )
+
+ensure_python_env()  # before any session: Spark's Python workers run this interpreter
 
 __all__ = [
     "Layout",
@@ -39,4 +42,5 @@ __all__ = [
     "read_event_stream",
     "read_output",
     "run_stream_to_parquet",
+    "session",
 ]

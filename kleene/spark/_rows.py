@@ -26,6 +26,8 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from kleene.collapsed import CollapsedMatch, Result
+from kleene.io.jsonl import dumps
+from kleene.io.records import utc
 from kleene.match import Match, RejectedEvent
 from kleene.spark._collapsed import CollapsedSchema, collapsed_row
 from kleene.spark._schema import MatchSchema
@@ -73,8 +75,9 @@ def match_id(variables: Mapping[str, Sequence[Any]]) -> str:
 
 
 def record_json(record: Mapping[str, Any]) -> str:
-    """A rejected event's record as a JSON object (datetimes in ISO form, NaN as null)."""
-    return json.dumps({k: _plain(v) for k, v in record.items()}, default=str, sort_keys=True)
+    """A rejected event's record as a JSON object in field order, encoded as match files
+    encode it (:mod:`kleene.io.records`: datetimes as ISO-8601 UTC, NaN as null)."""
+    return dumps(utc({k: _plain(v) for k, v in record.items()}))
 
 
 def partition_text(partition: Sequence[Any]) -> list[str | None]:
@@ -130,8 +133,8 @@ class RowEncoder:
         }
         for var in ms.variables:
             row[var] = [_plain(i) for i in ids.get(var, ())]
-        for name in ms.return_names:
-            row[name] = _plain(values.get(name))
+        for name, column in zip(ms.return_names, ms.return_columns, strict=True):
+            row[column] = _plain(values.get(name))
         return row
 
     def to_arrow(

@@ -12,11 +12,15 @@ A match row has the columns
   same shape);
 * ``start`` and ``end``: the times of the first and last selected events, of the time
   column's type;
-* one column per RETURN item, named as the item (its alias or text).
+* one column per RETURN item, named as the item (its alias or text); a name that
+  clashes with one of the columns above is prefixed with ``return:``, as in match files
+  (:mod:`kleene.io.records`).
 
 RETURN types are inferred from the query's AST (SIGMOD 2008, section 2: attribute
 references, ``LEN``, aggregates, arithmetic) and the input schema, since Spark needs the
-output schema before any match is made.
+output schema before any match is made. They follow the values of the local engine: a
+time (:mod:`kleene.compiler.returns`) has the time column's type; arithmetic, ``sum`` and
+``avg`` over datetimes are in microseconds.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from dataclasses import dataclass
 
 from pyspark.sql import types as T
 
+from kleene.compiler.returns import is_time
 from kleene.errors import QueryError
+from kleene.io.records import RETURN_PREFIX
 from kleene.lang import ast
 
 FIXED_COLUMNS = ("match_id", "partition", "start", "end")
@@ -77,9 +83,16 @@ class MatchSchema:
             T.StructField("end", self.time_type),
         ]
         fields += [
-            T.StructField(n, t) for n, t in zip(self.return_names, self.return_types, strict=True)
+            T.StructField(n, t) for n, t in zip(self.return_columns, self.return_types, strict=True)
         ]
         return T.StructType(fields)
+
+    @property
+    def return_columns(self) -> tuple[str, ...]:
+        """The column of each RETURN item: its name, prefixed with ``return:`` when it
+        clashes with a fixed column or a variable."""
+        taken = {*FIXED_COLUMNS, *self.variables}
+        return tuple(f"{RETURN_PREFIX}{n}" if n in taken else n for n in self.return_names)
 
 
 def build_match_schema(
@@ -98,16 +111,16 @@ def build_match_schema(
     time_type = by_name.get(columns.time_field, T.DoubleType())
     attr_types = _AttrTypes(by_name, columns, id_type, time_type)
     return_types = tuple(infer_type(item.expr, attr_types) for item in query.returns)
-    names = [*FIXED_COLUMNS, *variables, *return_names]
+    ms = MatchSchema(variables, tuple(return_names), id_type, time_type, return_types)
     seen: set[str] = set()
-    for name in names:
+    for name in [*FIXED_COLUMNS, *variables, *ms.return_columns]:
         if name in seen:
             raise QueryError(
                 f"output column {name!r} appears twice: rename the variable or give the "
-                "RETURN item an alias (match_id, partition, start and end are reserved)"
+                "RETURN item another alias"
             )
         seen.add(name)
-    return MatchSchema(variables, tuple(return_names), id_type, time_type, return_types)
+    return ms
 
 
 @dataclass(frozen=True)
@@ -131,6 +144,8 @@ def infer_type(expr: ast.Expr, attrs: _AttrTypes) -> T.DataType:
     """The Spark type of a RETURN expression's value."""
     if isinstance(expr, ast.Literal):
         return _literal_type(expr.value)
+    if is_time(expr):
+        return attrs.time_type
     if isinstance(expr, ast.AttrRef):
         return attrs.of(expr.attr)
     if isinstance(expr, ast.LenRef):
@@ -146,8 +161,8 @@ def infer_type(expr: ast.Expr, attrs: _AttrTypes) -> T.DataType:
             return T.BooleanType()
         if expr.op is ast.BinOp.DIV:
             return T.DoubleType()
-        left = infer_type(expr.left, attrs)
-        right = infer_type(expr.right, attrs)
+        left = _micros(infer_type(expr.left, attrs))
+        right = _micros(infer_type(expr.right, attrs))
         if isinstance(left, _INTEGRAL) and isinstance(right, _INTEGRAL):
             return T.LongType()
         return T.DoubleType()
@@ -161,7 +176,7 @@ def _aggregate_type(expr: ast.Aggregate, attrs: _AttrTypes) -> T.DataType:
         return T.LongType()
     if expr.func is ast.AggFunc.AVG:
         return T.DoubleType()
-    element = attrs.of(expr.attr) if expr.attr is not None else T.LongType()
+    element = _micros(attrs.of(expr.attr)) if expr.attr is not None else T.LongType()
     if expr.func is ast.AggFunc.SUM:
         return T.LongType() if isinstance(element, _INTEGRAL) else T.DoubleType()
     return _widen(element)
@@ -176,7 +191,13 @@ def _widen(dtype: T.DataType) -> T.DataType:
     return dtype
 
 
+def _micros(dtype: T.DataType) -> T.DataType:
+    """Datetimes take part in arithmetic as microseconds since the epoch."""
+    return T.LongType() if isinstance(dtype, T.TimestampType | T.TimestampNTZType) else dtype
+
+
 def _numeric(dtype: T.DataType) -> T.DataType:
+    dtype = _micros(dtype)
     return T.LongType() if isinstance(dtype, _INTEGRAL) else T.DoubleType()
 
 

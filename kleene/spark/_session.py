@@ -31,6 +31,36 @@ def ensure_python_env() -> None:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 
+def use_this_python(spark: SparkSession) -> None:
+    """Make the Python workers of a local session that was started without
+    ``PYSPARK_PYTHON`` run this interpreter (where kleene is installed), not the
+    ``python3`` first on the PATH. A ``PYSPARK_PYTHON`` of the user's is kept."""
+    chosen = os.environ.get("PYSPARK_PYTHON")
+    context = spark.sparkContext
+    if chosen not in (None, sys.executable) or not str(context.master).startswith("local"):
+        return
+    ensure_python_env()
+    context.pythonExec = sys.executable
+
+
+def session(master: str | None = None) -> SparkSession:
+    """The session for a master URL: :func:`local_session` for ``local``, ``local[n]``,
+    ``local[*]`` or None, else a session on that cluster with kleene's settings."""
+    if master is None or master.startswith("local["):
+        cores = "*" if master is None else master[len("local[") : -1]
+        return local_session(cores if cores == "*" else int(cores))
+    if master == "local":
+        return local_session(1)
+    ensure_python_env()
+    return (
+        SparkSession.builder.master(master)
+        .appName("kleene")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+
+
 def local_session(
     cores: int | str = "*",
     *,

@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kleene.collapsed import CollapsedMatch, Result
-from kleene.events import datetime_to_micros
-from kleene.match import RejectedEvent
-from kleene.spark._prepare import INTERNAL_PREFIX, POS
+from kleene.events import MICROS, datetime_to_micros, read_time
+from kleene.match import RejectedEvent, late_reason
+from kleene.spark._prepare import INTERNAL_PREFIX, POS, SEEN
 from kleene.spark._query import QuerySpec
 from kleene.spark._rows import RowEncoder, RowLayout
 from kleene.spark._slicing import home_slice
@@ -40,6 +40,7 @@ class GroupMatcher:
     group_columns: tuple[str, ...]  # key columns, then the slice column when sliced
     cuts: tuple[float, ...]  # slice boundaries; () when not sliced
     expand: bool = False  # collapsed results out as the matches they stand for
+    added_id: bool = False  # the id column was added from positions (not in the input)
 
     # --- mapInArrow ---------------------------------------------------------------
 
@@ -62,7 +63,7 @@ class GroupMatcher:
                         yield from _nonempty(encoder, *run.finish())
                     run = self._start(key)
                     current = key
-                yield from _nonempty(encoder, *run.push(self._events(part)))
+                yield from _nonempty(encoder, *run.push(part))
         if run is not None:
             yield from _nonempty(encoder, *run.finish())
 
@@ -77,7 +78,7 @@ class GroupMatcher:
         table = table.sort_by([(time_field, "ascending"), (POS, "ascending")])
         key = tuple(table.column(c)[0].as_py() for c in self.group_columns)
         run = self._start(key)
-        found, rejected = run.push(self._events(table))
+        found, rejected = run.push(table)
         more, more_rejected = run.finish()
         batch = encoder.to_arrow([*found, *more], [*rejected, *more_rejected])
         return pa.Table.from_batches([batch])
@@ -88,12 +89,16 @@ class GroupMatcher:
         q = self.spec.compile()
         slice_index = key[-1] if self.cuts else None
         time_field = self.spec.columns.time_field
-        return _GroupRun(q.matcher(), self.cuts, slice_index, time_field, self.expand)
+        run = _GroupRun(q.matcher(), self.cuts, slice_index, time_field, self.expand)
+        run.lateness = q.config.allowed_lateness
+        run.id_field = self.spec.columns.id_field
+        run.hidden_id = run.id_field if self.added_id else None
+        return run
 
-    @staticmethod
-    def _events(table: pa.Table) -> pa.Table:
-        internal = [c for c in table.column_names if c.startswith(INTERNAL_PREFIX)]
-        return table.drop_columns(internal)
+
+def _events(table: pa.Table) -> pa.Table:
+    internal = [c for c in table.column_names if c.startswith(INTERNAL_PREFIX)]
+    return table.drop_columns(internal)
 
 
 class _GroupRun:
@@ -113,14 +118,82 @@ class _GroupRun:
         self.slice_index = slice_index
         self.time_field = time_field
         self.expand = expand
+        self.lateness: float = 0
+        self.id_field = "id"
+        self.hidden_id: str | None = None  # an id column the input did not have
 
-    def push(self, events: pa.Table) -> tuple[list[Result], list[RejectedEvent]]:
+    def push(self, table: pa.Table) -> tuple[list[Result], list[RejectedEvent]]:
+        """Push a slice of the group's rows in stream order (with the internal columns)."""
+        late, events = self._late(table)
         found = self.matcher.push(events)
-        return self._expanded(*self._owned(found, self.matcher.take_rejected()))
+        rejected = [*late, *self.matcher.take_rejected()]
+        return self._expanded(*self._owned(found, self._shown(rejected)))
 
     def finish(self) -> tuple[list[Result], list[RejectedEvent]]:
         found = self.matcher.flush()
-        return self._expanded(*self._owned(found, self.matcher.take_rejected()))
+        return self._expanded(*self._owned(found, self._shown(self.matcher.take_rejected())))
+
+    def _late(self, table: pa.Table) -> tuple[list[RejectedEvent], pa.Table]:
+        """The events the local engine rejects as late (the rule of
+        :meth:`kleene.Matcher.push`, with the stream's latest time so far read from
+        ``kleene__seen``), and the table without them and without internal columns."""
+        if SEEN not in table.column_names or table.column(SEEN).null_count == len(table):
+            return [], _events(table)
+        events = _events(table)
+        times = events.column(self.time_field)
+        seen = table.column(SEEN)
+        late: list[RejectedEvent] = []
+        keep = np.ones(len(table), dtype=bool)
+        for j in np.flatnonzero(self._late_mask(times, seen)).tolist():
+            keep[j] = False
+            record = events.slice(j, 1).to_pylist()[0]
+            reason = late_reason(times[j].as_py(), seen[j].as_py(), self.lateness)
+            late.append(RejectedEvent(record.get(self.id_field), None, reason, record))
+        if keep.all():
+            return [], events
+        return late, events.filter(pa.array(keep))
+
+    def _late_mask(self, times: pa.ChunkedArray, seen: pa.ChunkedArray) -> np.ndarray:
+        """Which events are late: time < latest time so far (minus the allowed lateness),
+        compared as :meth:`kleene.Matcher.push` compares (datetimes as microseconds)."""
+        kind = times.type
+        if pa.types.is_timestamp(kind):
+            as_micros = pa.timestamp("us", tz=kind.tz)
+            times = times.cast(as_micros, safe=False).cast(pa.int64())
+            seen = seen.cast(as_micros, safe=False).cast(pa.int64())
+            scale = MICROS
+        elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            scale = 1
+        else:
+            return np.array([self._late_one(t, s) for t, s in zip(times, seen, strict=True)])
+        horizon = seen
+        if self.lateness:
+            horizon = pc.subtract(seen.cast(pa.float64()), self.lateness * scale)
+        late = pc.fill_null(pc.less(times, horizon), False)
+        return np.asarray(late.to_numpy(zero_copy_only=False), dtype=bool)
+
+    def _late_one(self, time: pa.Scalar, latest: pa.Scalar) -> bool:
+        if not latest.is_valid:
+            return False
+        t, kind = read_time(time.as_py())
+        horizon, _ = read_time(latest.as_py())
+        if t is None or horizon is None:
+            return False
+        if self.lateness:
+            horizon = horizon - self.lateness * (MICROS if kind == "datetime" else 1)
+        return bool(t < horizon)
+
+    def _shown(self, rejected: list[RejectedEvent]) -> list[RejectedEvent]:
+        """Rejected events with their fields as the input had them."""
+        hidden = self.hidden_id
+        if hidden is None:
+            return rejected
+        return [
+            RejectedEvent(
+                r.id, r.position, r.reason, {k: v for k, v in r.record.items() if k != hidden}
+            )
+            for r in rejected
+        ]
 
     def _expanded(
         self, found: list[Result], rejected: list[RejectedEvent]

@@ -42,10 +42,19 @@ from typing import Any, Literal
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 import kleene
+from kleene.collapsed import Result
 from kleene.lang.ast import OutputFormat
+from kleene.match import RejectedEvent
 from kleene.spark._collapsed import build_collapsed_schema
+from kleene.spark._decode import (
+    collapsed_from_rows,
+    matches_from_rows,
+    partition_types,
+    rejected_from_rows,
+)
 from kleene.spark._prepare import (
     POS,
     key_columns,
@@ -53,10 +62,12 @@ from kleene.spark._prepare import (
     with_key,
     with_numeric_time,
     with_positions,
+    with_seen,
 )
 from kleene.spark._query import QuerySpec, key_routing, resolve_query, slice_blocker
 from kleene.spark._rows import RowLayout, combined_schema, split_output
-from kleene.spark._schema import build_match_schema
+from kleene.spark._schema import MatchSchema, build_match_schema
+from kleene.spark._session import use_this_python
 from kleene.spark._slicing import SLICE, boundaries, placed_slice_column, with_slices
 from kleene.spark._worker import GroupMatcher
 
@@ -92,6 +103,8 @@ class MatchResult:
     query: QuerySpec = field(repr=False)
     collapsed: bool = False
     _expander: Callable[[], DataFrame] | None = field(default=None, repr=False)
+    rows: RowLayout | None = field(default=None, repr=False)  # the layout of ``matches``
+    input_schema: StructType | None = field(default=None, repr=False)
 
     def expand(self) -> DataFrame:
         """The matches of a collapsed query, one row each, in the layout of the ``all``
@@ -101,6 +114,26 @@ class MatchResult:
         worker that built it, so the matchers run again (the input preparation is
         shared). For other queries this is ``matches``."""
         return self.matches if self._expander is None else self._expander()
+
+    def collect(self) -> tuple[list[Result], list[RejectedEvent]]:
+        """The matches (collapsed matches for a collapsed query) and the rejected events
+        on the driver, as the kleene objects the local engine gives, sorted as
+        :mod:`kleene.io.records` documents: written with :class:`kleene.io.MatchSink`
+        and :class:`kleene.io.RejectedSink` they make the local engine's files. Reads
+        both outputs: call :meth:`persist` first to run the matchers once."""
+        q = self.query.compile()
+        names = tuple(q.partition_attributes)
+        schema = self.input_schema
+        types = partition_types(schema, names) if schema is not None else []
+        found = self.matches.toArrow().to_pylist()
+        dropped = self.rejected.toArrow().to_pylist()
+        results: list[Result]
+        if self.collapsed:
+            results = list(collapsed_from_rows(found, q, types))
+        else:
+            assert isinstance(self.rows, MatchSchema)
+            results = list(matches_from_rows(found, q, self.rows, types))
+        return results, rejected_from_rows(dropped)
 
     def persist(self) -> MatchResult:
         """Keep the matcher output (memory, then disk) so that reading both
@@ -139,9 +172,13 @@ def match(
     ``"auto"`` slices only queries that are not split by key (the key already spreads
     the work), into two slices per core, each at least four windows wide.
 
-    The result equals ``query.run`` over ``df`` sorted by time (ties in input order):
-    the same matches (compare ``Match.ids()`` with the variable columns) and the same
-    rejected events. Every variable column is an ``array`` of event ids, also for single
+    The result equals ``query.run`` over ``df`` in its order, which is taken as the
+    arrival order (an event more than the allowed lateness behind the latest time before
+    it is rejected as late, as the local engine does): the same matches (compare
+    ``Match.ids()`` with the variable columns) and the same rejected events;
+    :meth:`MatchResult.collect` gives them as the local engine's objects.
+
+    Every variable column is an ``array`` of event ids, also for single
     variables. With ``OUTPUT COLLAPSED`` the rows are collapsed results instead (see the
     module docstring and :meth:`MatchResult.expand`); their ``count`` column sums to the
     number of matches.
@@ -149,6 +186,7 @@ def match(
     if method not in ("map", "group"):
         raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
     spark = spark if spark is not None else df.sparkSession
+    use_this_python(spark)
     spec, q = resolve_query(
         query,
         time_field=time_field,
@@ -159,7 +197,9 @@ def match(
     columns = spec.columns
     if columns.time_field in df.columns:  # a window's unit needs a known time unit
         q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
-    prepared = with_positions(df, columns, need_exact=False)
+    prepared = with_positions(df, columns)
+    prepared = with_seen(prepared, columns, q.plan.required)
+    added_id = columns.id_field not in df.columns
     group_cols: list[str] = []
     routing = key_routing(q, partition_by)
     if routing is not None:
@@ -201,16 +241,25 @@ def match(
     def run(worker: GroupMatcher) -> DataFrame:
         return _grouped(spark, prepared, worker, routing is not None, cuts, order, method)
 
-    combined = run(GroupMatcher(spec, rows, tuple(group_cols), tuple(cuts)))
+    groups, sliced = tuple(group_cols), tuple(cuts)
+    combined = run(GroupMatcher(spec, rows, groups, sliced, added_id=added_id))
     matches, rejected = split_output(combined, rows)
     layout = Layout(routing.names if routing else (), tuple(cuts), method, note)
-    expanding = GroupMatcher(spec, schema, tuple(group_cols), tuple(cuts), expand=True)
+    expanding = GroupMatcher(spec, schema, groups, sliced, expand=True, added_id=added_id)
 
     def expander() -> DataFrame:
         return split_output(run(expanding), schema)[0]
 
     return MatchResult(
-        matches, rejected, combined, layout, spec, collapsed, expander if collapsed else None
+        matches,
+        rejected,
+        combined,
+        layout,
+        spec,
+        collapsed,
+        expander if collapsed else None,
+        rows,
+        df.schema,
     )
 
 

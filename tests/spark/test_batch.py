@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 from pathlib import Path
 
 import pyarrow as pa
@@ -176,17 +177,29 @@ def test_strict_contiguity_sees_the_whole_stream(events_df, events) -> None:
     _check_same(result, q, local)
 
 
-def test_ids_are_input_positions_without_id_column(spark: SparkSession, events) -> None:
+def test_ids_are_input_positions_without_id_column(
+    spark: SparkSession, events, tmp_path: Path
+) -> None:
     table = events.slice(0, 3000).drop_columns(["id"])
-    df = spark.createDataFrame(table.to_pandas()).repartition(3)
-    assert df.rdd.getNumPartitions() == 3
-    # the local engine numbers events by their position in the input: the DataFrame's order
-    input_order = df.toArrow()
+    # events arrive out of time order: each moved by up to 8 places, in two files
+    rng = random.Random(3)
+    order = sorted(range(table.num_rows), key=lambda i: i + rng.uniform(0, 8))
+    arrived = table.take(pa.array(order))
+    df = two_file_frame(spark, arrived, tmp_path)
+    # the local engine numbers events by their position in the input: the files' order
+    tagged = arrived.append_column("id", pa.array(range(arrived.num_rows), pa.int64()))
+    # the input order is the arrival order: both engines reject the same late events ...
     q = kleene.compile(RISE_THEN_DROP)
-    tagged = input_order.append_column("id", pa.array(range(input_order.num_rows), pa.int64()))
-    local = q.run(time_sorted(tagged))
-    result = ks.match(df, q, slice=2)
-    _check_same(result, q, local)
+    local = q.run_detailed(tagged)
+    assert len(local.rejected) > 100
+    result = ks.match(df, q, slice=2).persist()
+    _check_same(result, q, local.matches)
+    assert sorted(r["id"] for r in result.rejected.collect()) == [r.id for r in local.rejected]
+    # ... while an unbounded allowed lateness takes every event, in time order
+    unbounded = kleene.compile(RISE_THEN_DROP, allowed_lateness=float("inf"))
+    local_sorted = q.run(time_sorted(tagged))
+    assert local_sorted
+    _check_same(ks.match(df, unbounded, slice=2), q, local_sorted)
 
 
 def test_rejected_events_equal_local_and_are_reported_once(spark, tmp_path: Path) -> None:
@@ -264,7 +277,7 @@ def test_output_schema(events_df) -> None:
     assert rejected == {"id", "reason", "record"}
 
 
-def test_clashing_output_names_are_refused(events_df) -> None:
+def test_return_names_of_fixed_columns_are_prefixed(events_df) -> None:
     text = "PATTERN SEQ(Stock a, Stock b) WHERE [symbol] WITHIN 5 RETURN a.price AS start"
-    with pytest.raises(kleene.QueryError, match="start"):
-        ks.match(events_df, text)
+    result = ks.match(events_df, text)
+    assert "return:start" in result.matches.columns  # as in match files
