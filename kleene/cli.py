@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -642,15 +643,16 @@ def _run_spark(
 
 
 def _spark_read(session: Any, path: str, fmt: Format, schema: str | None = None) -> Any:
-    """The input as a Spark DataFrame. A CSV file is read by kleene's typed reader (the
-    same column types and the same bad-cell reasons as the local engine), then handed
-    to Spark."""
-    reader = session.read
-    if fmt is Format.CSV:
-        return session.createDataFrame(read_events(path, fmt, schema=schema))
-    if fmt is Format.JSONL:
-        return reader.json(path)
-    return reader.parquet(path)
+    """The input as a Spark DataFrame. A CSV or JSON lines file is read by kleene's own
+    reader (the same column types and order, and for CSV the same bad-cell reasons, as
+    the local engine), then handed to Spark; a JSON lines file whose fields mix value
+    kinds is read by Spark, its columns in the file's order."""
+    if fmt is Format.PARQUET:
+        return session.read.parquet(path)
+    events = read_events(path, fmt, schema=schema)
+    if isinstance(events, pa.Table):
+        return session.createDataFrame(events)
+    return session.read.json(path).select(*[str(c) for c in events.columns])
 
 
 def summary_table(stats: RunStats) -> Table:

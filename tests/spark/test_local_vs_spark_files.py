@@ -120,6 +120,14 @@ CASES = [
         late=True,
     ),
     Case(
+        "jsonl-input",
+        NEXT,
+        lambda: stock_events(600, 11, jitter=3, missing=0.05),
+        "jsonl",
+        1.0,
+        late=True,
+    ),
+    Case(
         "datetime-utc",
         KLEENE,
         lambda: with_datetimes(stock_events(800, 6, jitter=4), tz="UTC"),
