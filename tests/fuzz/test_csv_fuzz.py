@@ -24,6 +24,7 @@ from kleene.io import read_events
 from kleene.lang import parse
 from tests.cli.support import kleene as run_kleene
 from tests.cli.support import read_jsonl
+from tests.helpers import id_sets
 
 QUERY = (
     "PATTERN SEQ(A a, B b) WHERE skip_till_any_match { [symbol] and b.price < a.price } WITHIN 5"
@@ -73,14 +74,6 @@ def write_csv(path: Path, rows: list[dict[str, str]]) -> None:
         writer.writerows(rows)
 
 
-def _ids(matches: Any) -> set[tuple[tuple[str, tuple[Any, ...]], ...]]:
-    out = set()
-    for m in matches:
-        ids = m.ids() if callable(m.ids) else m.ids
-        out.add(tuple(sorted((name, tuple(v)) for name, v in ids.items())))
-    return out
-
-
 @settings(
     max_examples=60,
     deadline=None,
@@ -108,7 +101,7 @@ def test_bad_cells_reject_their_rows_and_columns_keep_their_type(
         cell = next(row[column] for row in rows if row["id"] == r.id)
         assert f"column {column!r}" in r.reason and repr(cell) in r.reason
     assert m.st.position + m.rejected_count == len(rows)
-    assert _ids(found) == _ids(oracle.evaluate(parse(QUERY), good))
+    assert id_sets(found) == id_sets(oracle.evaluate(parse(QUERY), good))
 
 
 def test_one_bad_cell_leaves_the_column_numeric(tmp_path: Path) -> None:
@@ -124,7 +117,7 @@ def test_one_bad_cell_leaves_the_column_numeric(tmp_path: Path) -> None:
         ],
     )
     result = kleene.compile(QUERY).run_detailed(read_events(path))
-    assert _ids(result.matches) == {(("a", ("a",)), ("b", ("b",)))}
+    assert id_sets(result.matches) == {(("a", ("a",)), ("b", ("b",)))}
     (r,) = result.rejected
     assert r.id == "d" and "column 'price'" in r.reason and "'unknown'" in r.reason
 

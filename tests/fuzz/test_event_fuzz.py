@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 import kleene
 from kleene import oracle
 from kleene.lang import parse
+from tests.helpers import id_sets
 
 # Every query demands numbers for v (arithmetic), so a value of another kind is bad
 # whatever came first.
@@ -159,14 +160,6 @@ ENCODINGS = ["dicts", "pandas", "pandas-category", "arrow", "arrow-dictionary", 
 ENCODINGS.append("arrow-large")
 
 
-def _ids(matches: Any) -> set[tuple[tuple[str, tuple[Any, ...]], ...]]:
-    out = set()
-    for m in matches:
-        ids = m.ids() if callable(m.ids) else m.ids
-        out.add(tuple(sorted((name, tuple(v)) for name, v in ids.items())))
-    return out
-
-
 @pytest.mark.parametrize(
     ("text", "engine"), CASES, ids=[f"{e}-{i}" for i, (_, e) in enumerate(CASES)]
 )
@@ -196,7 +189,7 @@ def test_bad_events_are_rejected_and_good_ones_match_as_alone(
     assert all(r.reason for r in rejected)
     assert m.st.position + m.rejected_count == len(fed)  # events in = processed + rejected
     expected = oracle.evaluate(parse(text), good)
-    assert _ids(found) == _ids(expected)
+    assert id_sets(found) == id_sets(expected)
     assert len(found) == len(expected)
 
 
