@@ -381,9 +381,9 @@ def test_an_event_error_names_the_input(
     def refuse(*args: object, **kwargs: object) -> object:
         raise EventError("events have no usable time column")
 
-    import kleene.cli
+    import kleene.cli._run
 
-    monkeypatch.setattr(kleene.cli, "read_events", refuse)
+    monkeypatch.setattr(kleene.cli._run, "read_events", refuse)
     done = run_main(monkeypatch, "run", query, "-i", path, "-o", tmp_path / "m.jsonl")
     assert done.code == 1
     assert f"{path}: events have no usable time column" in done.stderr
