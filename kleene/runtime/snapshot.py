@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from kleene.runtime.matcher import MatcherConfig
 
 MAGIC = b"\x89kleene\n"
-VERSION = 1
+VERSION = 2  # 2: buffer pointers name an entry slot, not a Dewey version
 QUERY, PROGRAM = b"Q", b"P"
 _HEAD = struct.Struct(">8sHII")  # magic, version, body length, CRC-32
 _FINGERPRINT = 32
@@ -201,8 +201,8 @@ def loads(text: bytes) -> Any:
 
 
 class _Encoder:
-    """Tags containers; a tuple met again (the NFA^b buffer shares its pointers and
-    Dewey versions between entries) is written once and then referred to by number,
+    """Tags containers; a tuple met again (the NFA^b buffer shares its pointers between
+    entries and runs) is written once and then referred to by number,
     in the order the tuples were completed."""
 
     def __init__(self) -> None:

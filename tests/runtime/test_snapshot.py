@@ -265,8 +265,17 @@ def test_the_same_query_resumes_however_it_is_written_and_with_other_limits() ->
 def test_an_unknown_format_version_is_refused() -> None:
     q, data = _small()
     newer = data[:8] + (snapshot.VERSION + 1).to_bytes(2, "big") + data[10:]
-    with pytest.raises(SnapshotError, match=r"format version 2, this kleene reads version 1"):
+    with pytest.raises(SnapshotError, match=r"format version 3, this kleene reads version 2"):
         q.matcher(state=newer)
+
+
+def test_a_version_1_snapshot_with_dewey_labelled_pointers_is_refused() -> None:
+    """Format 1 labelled buffer pointers with Dewey versions; format 2 names slots.
+    An old snapshot is refused with a message that says what to do, not misread."""
+    q, data = _small()
+    older = data[:8] + (1).to_bytes(2, "big") + data[10:]
+    with pytest.raises(SnapshotError, match=r"format version 1, .*start without state"):
+        q.matcher(state=older)
 
 
 def test_a_program_snapshot_is_not_a_query_snapshot() -> None:
@@ -310,7 +319,9 @@ def test_a_pickle_that_would_run_code_is_refused_without_running_it() -> None:
     # nor behind a valid header: the body is JSON, and a pickle is not
     m = q.matcher()
     body = b"Q" + m.fingerprint + zlib.compress(crafted)
-    framed = snapshot._HEAD.pack(snapshot.MAGIC, 1, len(body), zlib.crc32(body)) + body
+    framed = (
+        snapshot._HEAD.pack(snapshot.MAGIC, snapshot.VERSION, len(body), zlib.crc32(body)) + body
+    )
     with pytest.raises(SnapshotError, match="malformed"):
         q.matcher(state=framed)
     assert _ran == []
@@ -328,6 +339,12 @@ def _empty_buffer(tree: Any) -> Any:
     return ([[] for _ in tree["core"]["buffer"][0]], snapshot.Flat([]))
 
 
+def _unknown_slot(run: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The run, pointing at a slot its latest entry does not have."""
+    (key, _slot, start), *rest = run[4]
+    return (*run[:4], ((key, 99, start), *rest))
+
+
 def _first_run(tree: Any) -> list[Any]:
     runs = tree["core"]["partitions"]
     return runs[next(iter(runs))]
@@ -340,7 +357,7 @@ def _first_run(tree: Any) -> list[Any]:
         (lambda t: t.update(counters=(1, 2, 3)), "stream counters"),
         (lambda t: t.update(counters=(1, 2, 3, -1)), "stream counter"),
         (lambda t: _first_run(t).__setitem__(0, (99, *_first_run(t)[0][1:])), "state"),
-        (lambda t: _first_run(t).__setitem__(0, _first_run(t)[0][:5]), "a run"),
+        (lambda t: _first_run(t).__setitem__(0, _first_run(t)[0][:4]), "a run"),
         (
             lambda t: _first_run(t).__setitem__(
                 0, (_first_run(t)[0][0], (*_first_run(t)[0][1], 1), *_first_run(t)[0][2:])
@@ -351,7 +368,8 @@ def _first_run(tree: Any) -> list[Any]:
         (lambda t: t["core"]["buffer"][1].items.append(1), "go on after"),
         (lambda t: t["core"]["buffer"][1].items.pop(), "cut short"),
         (lambda t: t["core"]["buffer"][1].items.__setitem__(0, "x"), "not a list of numbers"),
-        (lambda t: t["core"].update(counters=(9, 9, 0, 9)), "live run count"),
+        (lambda t: t["core"].update(counters=(9, 0, 9)), "live run count"),
+        (lambda t: _first_run(t).__setitem__(0, _unknown_slot(_first_run(t)[0])), "not exist"),
         (lambda t: t.update(time=("number", None, "late")), "clock"),
         (lambda t: t.update(learned_kinds={"a": 1}), "kind group"),
         (lambda t: t.update(pending=[(0, 0, 5)]), "found match"),

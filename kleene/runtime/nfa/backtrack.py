@@ -64,7 +64,7 @@ class _Partition:
 
 class BacktrackState:
     def __init__(self, n_states: int) -> None:
-        self.nfa = NfaState(n_states)  # shared buffer and Dewey counter
+        self.nfa = NfaState(n_states)  # shared buffer and run counters
         self.partitions: dict[tuple[Any, ...], _Partition] = {}
         self.peak_runs = 0
         self.replayed = 0  # events read again after a backtrack

@@ -1,9 +1,10 @@
 """NFA^b execution with multiple runs (SIGMOD 2008, section 5.2).
 
 The basic algorithm (5.2.1): a run is a tuple ``(state, V, start time, start position,
-origins, version)`` — its automaton state, its computation-state vector, the time of its
-first event (the youngest one for a merged run), the oldest position it may still read
-from the buffer, the buffer pointers of its latest selection, and its Dewey version.
+origins)`` — its automaton state, its computation-state vector, the time of its first
+event (the youngest one for a merged run), the oldest position it may still read from
+the buffer, and the buffer entry and slot of its latest selection (the start of its
+match's pointer chain, see :mod:`kleene.runtime.nfa.buffer`).
 Runs are indexed by partition (the inferred key) so an event only visits the runs of
 its own partition; without a key there is one partition.
 
@@ -29,13 +30,7 @@ from kleene.compiler.plan import Plan, State
 from kleene.lang.ast import Strategy
 from kleene.runtime.core import Completion, expire
 from kleene.runtime.limits import run_limit
-from kleene.runtime.nfa.buffer import (
-    Origins,
-    SharedVersionedBuffer,
-    Version,
-    check_origins,
-    check_version,
-)
+from kleene.runtime.nfa.buffer import Origins, SharedMatchBuffer, check_origins
 from kleene.runtime.snapshot import (
     Shapes,
     fail,
@@ -47,18 +42,17 @@ from kleene.runtime.snapshot import (
     sequence,
 )
 
-# (state, V, start time, start position, origins, version)
-Run = tuple[int, tuple[Any, ...], Any, int, Origins, Version]
+# (state, V, start time, start position, origins)
+Run = tuple[int, tuple[Any, ...], Any, int, Origins]
 
 
-def check_run(run: Any, shapes: Shapes, buffer: SharedVersionedBuffer, seen: set[Any]) -> Run:
+def check_run(run: Any, shapes: Shapes, buffer: SharedMatchBuffer, seen: set[Any]) -> Run:
     """A loaded run, checked: its state, vector and times, and its buffer pointers."""
-    state, vector, start, start_position, origins, version = sequence(run, "a run", tuple, 6)
+    state, vector, start, start_position, origins = sequence(run, "a run", tuple, 5)
     shapes.state(state)
     shapes.vector(vector)
     number(start, "a run's start time")
     integer(start_position, "a run's start position", 0)
-    check_version(version)
     buffer.check_reachable(check_origins(origins, "a run's pointers"), seen)
     return run
 
@@ -68,8 +62,7 @@ class NfaState:
 
     def __init__(self, n_states: int) -> None:
         self.partitions: dict[tuple[Any, ...], list[Run]] = {}
-        self.buffer = SharedVersionedBuffer(n_states)
-        self.next_digit = 0
+        self.buffer = SharedMatchBuffer(n_states)
         self.live_runs = 0
         self.merged = 0  # runs folded into others so far
         self.peak_runs = 0
@@ -80,7 +73,7 @@ class NfaState:
         return {
             "partitions": self.partitions,
             "buffer": self.buffer.to_data(),
-            "counters": (self.next_digit, self.live_runs, self.merged, self.peak_runs),
+            "counters": (self.live_runs, self.merged, self.peak_runs),
         }
 
     @classmethod
@@ -91,11 +84,11 @@ class NfaState:
             data, "the runs", "partitions", "buffer", "counters"
         )
         st = cls(shapes.n_states)
-        st.buffer = SharedVersionedBuffer.from_data(buffer, shapes)
-        counts = sequence(counters, "the run counters", tuple, 4)
+        st.buffer = SharedMatchBuffer.from_data(buffer, shapes)
+        counts = sequence(counters, "the run counters", tuple, 3)
         for c in counts:
             integer(c, "a run counter", 0)
-        st.next_digit, st.live_runs, st.merged, st.peak_runs = counts
+        st.live_runs, st.merged, st.peak_runs = counts
         seen: set[Any] = set()
         total = 0
         for key, runs in mapping(partitions, "the runs").items():
@@ -209,7 +202,6 @@ class NfaEngine:
         vector = first.edge(e, self.initial)
         if vector is None:
             return
-        st.next_digit += 1
         run = self._select(
             st,
             first,
@@ -219,7 +211,6 @@ class NfaEngine:
             e[1],
             position,
             (),
-            (st.next_digit,),
             window,
             completed,
         )
@@ -236,14 +227,13 @@ class NfaEngine:
         start: Any,
         start_position: int,
         origins: Origins,
-        version: Version,
         window: float | None,
         completed: list[Any],
     ) -> Run | None:
         """Write the event into the buffer at ``state`` and return the resulting run
         (None when it reached F from a singleton state)."""
-        key = st.buffer.add(state.index, position, e[2], e[1], version, origins)
-        now = ((key, version, start),)
+        key, slot = st.buffer.add(state.index, position, e[2], e[1], origins)
+        now = ((key, slot, start),)
         then = state.then
         if then is None:  # the last single variable: F
             self._complete(st, now, e[1], window, vector, completed)
@@ -252,7 +242,7 @@ class NfaEngine:
             head = self.states[then]  # a loop head without exit: epsilon proceed edge to F
             if head.proceed is not None and head.exit is None and head.proceed(vector):
                 self._complete(st, now, e[1], window, vector, completed)
-        return (then, vector, start, start_position, now, version)
+        return (then, vector, start, start_position, now)
 
     def _complete(
         self,
@@ -280,12 +270,10 @@ class NfaEngine:
         out: list[Run],
         completed: list[Any],
     ) -> None:
-        index, vector, start, start_position, origins, version = run
+        index, vector, start, start_position, origins = run
         state = self.states[index]
-        stays = False
         moved = state.edge(e, vector)  # begin or take
         if moved is not None:
-            stays = state.kind == "rest"
             child = self._select(
                 st,
                 state,
@@ -295,7 +283,6 @@ class NfaEngine:
                 start,
                 start_position,
                 origins,
-                version if stays else self._append(st, version),
                 window,
                 completed,
             )
@@ -317,15 +304,13 @@ class NfaEngine:
                         start,
                         start_position,
                         origins,
-                        self._append(st, version),
                         window,
                         completed,
                     )
                     if child is not None:
                         out.append(child)
         if self.ignore_always or (self.ignore_if_unmatched and moved is None):
-            child_version = self._split(st, version) if stays else version
-            out.append((index, vector, start, start_position, origins, child_version))
+            out.append(run)
 
     def _merge(self, st: NfaState, runs: list[Run]) -> list[Run]:
         """Fold runs with equal state and equal masked vectors into one (5.2.2)."""
@@ -350,18 +335,7 @@ class NfaEngine:
                     max(r[2] for r in group),
                     min(r[3] for r in group),
                     tuple(o for r in group for o in r[4]),
-                    first[5],
                 )
             )
             st.merged += len(group) - 1
         return merged
-
-    @staticmethod
-    def _append(st: NfaState, version: Version) -> Version:
-        st.next_digit += 1
-        return (*version, st.next_digit)
-
-    @staticmethod
-    def _split(st: NfaState, version: Version) -> Version:
-        st.next_digit += 1
-        return (*version[:-1], st.next_digit)
