@@ -57,6 +57,19 @@ class EventFields:
     id_field: str = "id"
 
 
+def value_kind(value: Any) -> str:
+    """The kind of a field value, as admission and snapshots name it."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dt.datetime):
+        return "datetime"
+    return type(value).__name__
+
+
 def is_missing(value: Any) -> bool:
     """None, a float or Decimal NaN, numpy NaN / NaT, pandas ``NA`` / ``NaT``."""
     if value is None:

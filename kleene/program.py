@@ -20,7 +20,7 @@ from kleene.match import Match
 from kleene.query import (
     Query,
     RunResult,
-    _match_order,
+    match_order,
     prepare_input,
     warn_gaps,
     warn_rejected,
@@ -125,7 +125,7 @@ class Program:
         events = prepare_input(plans, events, self.fields, frozenset(self.definitions))
         m = self.matcher()
         matches: list[Result] = [*m.push(events), *m.flush()]
-        matches.sort(key=_match_order)
+        matches.sort(key=match_order)
         rejected = m.take_rejected()
         warn_gaps(plans, events, self.fields, rejected)
         return RunResult(matches, rejected)

@@ -28,9 +28,10 @@ from kleene.events import EventFields, check_input, time_unit_seconds
 from kleene.lang import ast, parse, validate
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.choice import choose_engine
+from kleene.runtime.config import MatcherConfig
 from kleene.runtime.ingest import check_columns, schema_gaps, window_size
 from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
-from kleene.runtime.matcher import Matcher, MatcherConfig
+from kleene.runtime.matcher import Matcher
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ class Query:
         m = self.matcher()
         matches = m.push(events)
         matches += m.flush()
-        matches.sort(key=_match_order)
+        matches.sort(key=match_order)
         rejected = m.take_rejected()
         warn_gaps([self.plan], events, self.fields, rejected)
         return RunResult(matches, rejected)
@@ -299,7 +300,7 @@ def warn_rejected(result: RunResult) -> None:
         )
 
 
-def _match_order(m: Result) -> tuple[Any, ...]:
+def match_order(m: Result) -> tuple[Any, ...]:
     """(last position, first position, all positions in order)."""
     if isinstance(m, CollapsedMatch):
         return (m.end, m.start)

@@ -40,8 +40,9 @@ from kleene.events import EventBatch, EventFields, micros_to_datetime, read_batc
 from kleene.lang.ast import OutputFormat
 from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
+from kleene.runtime.config import MatcherConfig
 from kleene.runtime.limits import match_limit
-from kleene.runtime.matcher import Matcher, MatcherConfig
+from kleene.runtime.matcher import Matcher
 from kleene.runtime.snapshot import (
     fail,
     fields_of,

@@ -10,7 +10,11 @@ postponed predicates, backtracking).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from kleene.events import EventBatch
+    from kleene.runtime.config import MatcherConfig
 
 # One selected event: (state index, stream position, event id, time)
 Selection = tuple[int, int, Any, Any]
@@ -66,6 +70,37 @@ class Core(Protocol):
 
     def flush(self, st: Any, window: float | None) -> Iterable[Completion]:
         """End of stream: the matches still held back (none for most cores)."""
+        ...
+
+
+class BatchHost(Protocol):
+    """What a core that evaluates whole batches (the vector core) needs from the matcher
+    driving it. The matcher implements it, so the core never imports the matcher."""
+
+    @property
+    def st(self) -> Any:
+        """The matcher's state: ``core`` (this core's state), ``time_kind``, ``tz``,
+        ``arrived``, ``position``, ``clock`` and ``non_overlap``."""
+        ...
+
+    @property
+    def config(self) -> MatcherConfig: ...
+
+    @property
+    def reported(self) -> int:
+        """Matches reported so far (counted against ``config.max_matches``)."""
+        ...
+
+    def window(self) -> float | None:
+        """The WITHIN size in the stream's time units."""
+        ...
+
+    def time_out(self, value: Any) -> Any:
+        """A stream time as the user sees it."""
+        ...
+
+    def push_relevant(self, batch: EventBatch, clean: set[str], out: list[Any]) -> None:
+        """Evaluate an admitted batch event by event (the fallback of batch cores)."""
         ...
 
 

@@ -12,7 +12,6 @@ a reorder buffer and released once no earlier event can still arrive.
 
 from __future__ import annotations
 
-import datetime as dt
 import heapq
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +26,7 @@ from kleene.events import (
     is_missing,
     missing_time_unit,
     time_unit_seconds,
+    value_kind,
 )
 from kleene.runtime.snapshot import (
     Shapes,
@@ -37,19 +37,6 @@ from kleene.runtime.snapshot import (
     optional_number,
     sequence,
 )
-
-
-def value_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dt.datetime):
-        return "datetime"
-    return type(value).__name__
-
 
 USABLE_KINDS = frozenset({"boolean", "number", "string", "datetime"})
 

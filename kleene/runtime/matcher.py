@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from itertools import islice
 from typing import Any
@@ -32,7 +32,6 @@ from kleene.compiler.returns import time_items
 from kleene.events import (
     MICROS,
     EventBatch,
-    EventFields,
     micros_to_datetime,
     read_batch,
     read_time,
@@ -40,9 +39,10 @@ from kleene.events import (
 from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent, late_reason
 from kleene.runtime import snapshot
+from kleene.runtime.config import MatcherConfig
 from kleene.runtime.core import Completion, Core, Intermediate
 from kleene.runtime.ingest import ReorderBuffer, Validator, window_size
-from kleene.runtime.limits import DEFAULT_MAX_RUNS, match_limit, run_limit
+from kleene.runtime.limits import match_limit, run_limit
 from kleene.runtime.negation import NegationState, violated
 from kleene.runtime.nfa.backtrack import BacktrackCore
 from kleene.runtime.nfa.engine import NfaEngine
@@ -56,16 +56,6 @@ from kleene.runtime.vector import VectorCore
 SWEEP_EVERY = 4096
 NEVER = float("inf")
 CHUNK = 1024  # matches per on_matches call
-
-
-@dataclass(frozen=True)
-class MatcherConfig:
-    fields: EventFields = field(default_factory=EventFields)
-    allowed_lateness: float = 0
-    max_runs: int = DEFAULT_MAX_RUNS
-    max_matches: int | None = None  # None: no limit
-    engine: str = "nfa"  # a core of runtime.choice.ENGINES, never "auto" (resolved before)
-    time_unit: str | None = None  # what one unit of a numeric time column is ("ms", ...)
 
 
 class MatcherState:
@@ -243,7 +233,7 @@ class Matcher:
             elif self._vectorizable(batch, clean) and isinstance(self.engine, VectorCore):
                 self.engine.push_batch(self, batch, clean, out)
             elif self._vectorizable(batch, clean):
-                self._push_relevant(batch, clean, out)
+                self.push_relevant(batch, clean, out)
             else:
                 self._push_each(batch, clean, out)
         return out.finish()
@@ -263,7 +253,7 @@ class Matcher:
         horizon = self._horizon()
         return bool(np.all(times[1:] >= times[:-1])) and (horizon is None or times[0] >= horizon)
 
-    def _push_relevant(self, batch: EventBatch, clean: set[str], out: list[Result]) -> None:
+    def push_relevant(self, batch: EventBatch, clean: set[str], out: list[Result]) -> None:
         """Admit a whole batch at once and give the automaton only the events some
         state may accept (match-windows paper, section 4.2). Under the skip-till
         strategies the others are skipped; under strict and partition contiguity they
@@ -274,7 +264,7 @@ class Matcher:
         if self.every_event:
             mask = np.ones(len(batch), dtype=bool)
         elif self.prefilter.useful:
-            mask = self.prefilter.relevant(batch, clean, self._window())
+            mask = self.prefilter.relevant(batch, clean, self.window())
         else:
             mask = batch.type_mask(self.types)
         useful: list[bool] | None = None
@@ -363,7 +353,7 @@ class Matcher:
         out = _Output(self)
         for ready, useful in self.st.reorder.release(None):
             self._process(ready, out) if useful else self._pass(ready, out)
-        held = self.engine.flush(self.st.core, self._window())
+        held = self.engine.flush(self.st.core, self.window())
         self._complete(held, self.st.clock, out)
         self._decide_pending(NEVER, out, everything=True)
         return out.finish()
@@ -422,7 +412,7 @@ class Matcher:
     def _scale(self) -> float:
         return MICROS if self.st.time_kind == "datetime" else 1
 
-    def _window(self) -> float | None:
+    def window(self) -> float | None:
         """The WITHIN size in the stream's time units: a window with a unit is in
         seconds, converted for datetimes (microseconds) and for numeric times by the
         configured ``time_unit``; a window without a unit is in timestamp units
@@ -441,8 +431,8 @@ class Matcher:
     def _late_reason(self, t: Any, horizon: Any) -> str:
         seen, lateness = self.st.reorder.max_seen, self.config.allowed_lateness
         if lateness and seen is not None and horizon == seen - self._lateness():
-            return late_reason(self._time_out(t), self._time_out(seen), lateness)
-        return late_reason(self._time_out(t), self._time_out(horizon))
+            return late_reason(self.time_out(t), self.time_out(seen), lateness)
+        return late_reason(self.time_out(t), self.time_out(horizon))
 
     def _lateness(self) -> float:
         return self.config.allowed_lateness * self._scale()
@@ -453,7 +443,7 @@ class Matcher:
             raise TypeError(f"cannot use {value!r} as a time")
         return internal
 
-    def _time_out(self, value: Any) -> Any:
+    def time_out(self, value: Any) -> Any:
         if self.st.time_kind == "datetime":
             return micros_to_datetime(value, self.st.tz)
         return value
@@ -468,7 +458,7 @@ class Matcher:
             position = st.position
             st.position += 1
         st.clock = t
-        window = self._window()
+        window = self.window()
         if st.pending and st.pending[0][0] < t:
             self._decide_pending(t, out)
         st.since_sweep += 1
@@ -525,7 +515,7 @@ class Matcher:
         if not (self.inner or self.trailing or self.non_overlap):
             out.extend(map(self._match, completions))  # nothing to decide first
             return
-        window = self._window()
+        window = self.window()
         touched: set[tuple[Any, ...]] = set()
         for c in completions:
             found = self._found(c)
@@ -573,7 +563,7 @@ class Matcher:
 
     def _decide_pending(self, time: Any, out: list[Result], everything: bool = False) -> None:
         st = self.st
-        window = self._window()
+        window = self.window()
         while st.pending and (everything or st.pending[0][0] < time):
             _, _, found = st.pending.pop(0)
             first_time = found.selections[0][3]
@@ -601,7 +591,7 @@ class Matcher:
         """Drop expired runs and everything only they could reach (section 5.3)."""
         st = self.st
         st.since_sweep = 0
-        window = self._window()
+        window = self.window()
         self.engine.sweep(st.core, now, window)
         if window is not None:
             st.negation.prune(now - window)
@@ -641,8 +631,8 @@ class Matcher:
             candidates=candidates,
             first_fixed=frozenset(first_fixed),
             last_fixed=frozenset(last_fixed),
-            start=self._time_out(min(times)),
-            end=self._time_out(end),
+            start=self.time_out(min(times)),
+            end=self.time_out(end),
             partition=partition[: plan.partition_width],
             exact=exact,
             _expand=expand,
@@ -668,12 +658,12 @@ class Matcher:
             values = plan.returns(found.vector)
             if self.st.time_kind == "datetime" and any(self.time_returns):
                 values = tuple(
-                    self._time_out(v) if is_time and v is not None else v
+                    self.time_out(v) if is_time and v is not None else v
                     for v, is_time in zip(values, self.time_returns, strict=True)
                 )
             returned = dict(zip(plan.return_names, values, strict=True))
         if self.st.time_kind == "datetime":
-            start, end = self._time_out(start), self._time_out(end)
+            start, end = self.time_out(start), self.time_out(end)
         # a run's key may be a hash key that starts with the partition (choose_key)
         partition = found.partition[: plan.partition_width]
         return Match.of(variables, where, start, end, partition, returned)

@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 
 from kleene.errors import SnapshotError
-from kleene.events import is_missing
+from kleene.events import is_missing, value_kind
 from kleene.lang import to_text
 
 if TYPE_CHECKING:
     from kleene.compiler.plan import Plan
-    from kleene.runtime.matcher import MatcherConfig
+    from kleene.runtime.config import MatcherConfig
 
 MAGIC = b"\x89kleene\n"
 VERSION = 2  # 2: buffer pointers name an entry slot, not a Dewey version
@@ -462,8 +462,6 @@ class Shapes:
     ``learned``: the kinds the matcher learned for attribute groups (admission)."""
 
     def __init__(self, plan: Plan, learned: dict[int, str] | None = None) -> None:
-        from kleene.runtime.ingest import value_kind  # ingest reads this module
-
         self.plan = plan
         self.n_states = len(plan.states)
         self.event_length = 3 + len(plan.attributes)

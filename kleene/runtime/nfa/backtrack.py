@@ -123,7 +123,7 @@ class BacktrackCore:
         completed: list[tuple[Any, tuple[Any, ...]]] = []
         started: list[Run] = []
         if e[0] == self.engine.first_type:  # run initialization, postponed like a branch
-            self.engine._start(st.nfa, e, position, window, started, completed)
+            self.engine.start(st.nfa, e, position, window, started, completed)
         part.stack.extend((run, index + 1) for run in reversed(started))
         self._walk(st, part, window, completed)
         if not part.stack and part.singleton is None:
@@ -163,7 +163,7 @@ class BacktrackCore:
                     current = None
                     break
                 children: list[Run] = []
-                self.engine._advance(st.nfa, current, e, position, window, children, completed)
+                self.engine.advance(st.nfa, current, e, position, window, children, completed)
                 index += 1
                 current = children[0] if children else None
                 part.stack.extend((child, index) for child in reversed(children[1:]))

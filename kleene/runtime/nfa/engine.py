@@ -143,10 +143,10 @@ class NfaEngine:
             for run in runs:
                 if window is not None and t - run[2] > window:
                     continue
-                self._advance(st, run, e, position, window, survivors, completed)
+                self.advance(st, run, e, position, window, survivors, completed)
             st.live_runs -= len(runs)
         if e[0] == self.first_type:
-            self._start(st, e, position, window, survivors, completed)
+            self.start(st, e, position, window, survivors, completed)
         if self.merge and len(survivors) > 1:
             survivors = self._merge(st, survivors)
         if survivors:
@@ -189,7 +189,7 @@ class NfaEngine:
 
     # --- moves ----------------------------------------------------------------------
 
-    def _start(
+    def start(
         self,
         st: NfaState,
         e: tuple[Any, ...],
@@ -198,6 +198,8 @@ class NfaEngine:
         out: list[Run],
         completed: list[Any],
     ) -> None:
+        """Start a run at event ``e`` when the first state takes it (also used by the
+        backtrack core)."""
         first = self.states[0]
         vector = first.edge(e, self.initial)
         if vector is None:
@@ -260,7 +262,7 @@ class NfaEngine:
             if window is None or end - selections[0][3] <= window:
                 completed.append((selections, vector))
 
-    def _advance(
+    def advance(
         self,
         st: NfaState,
         run: Run,
@@ -270,6 +272,8 @@ class NfaEngine:
         out: list[Run],
         completed: list[Any],
     ) -> None:
+        """Extend ``run`` by event ``e`` along every edge it takes (also used by the
+        backtrack core)."""
         index, vector, start, start_position, origins = run
         state = self.states[index]
         moved = state.edge(e, vector)  # begin or take

@@ -33,7 +33,7 @@ from kleene.compiler.plan import Plan
 from kleene.events import EventBatch
 from kleene.lang.ast import OutputFormat
 from kleene.match import Match
-from kleene.runtime.core import Completion
+from kleene.runtime.core import BatchHost, Completion
 from kleene.runtime.nfa.engine import NfaEngine, NfaState
 from kleene.runtime.snapshot import (
     Shapes,
@@ -51,7 +51,6 @@ from kleene.runtime.vector.shape import analyse
 
 if TYPE_CHECKING:
     from kleene.collapsed import Result
-    from kleene.runtime.matcher import Matcher
 
 
 SMALL = 64  # batches of fewer events go event by event (stream mode)
@@ -175,12 +174,12 @@ class VectorCore:
     # --- whole batches ----------------------------------------------------------------
 
     def push_batch(
-        self, matcher: Matcher, batch: EventBatch, clean: set[str], out: list[Result]
+        self, host: BatchHost, batch: EventBatch, clean: set[str], out: list[Result]
     ) -> None:
         """Admit and evaluate a batch the matcher found clean and in order."""
-        st: VectorState = matcher.st.core
+        st: VectorState = host.st.core
         if len(batch) < self.small:
-            matcher._push_relevant(batch, clean, out)  # event by event: stream mode
+            host.push_relevant(batch, clean, out)  # event by event: stream mode
             return
         if st.nfa is not None:  # leave stream mode: the carry is what its runs need
             for partition in list(st.carry):
@@ -189,26 +188,26 @@ class VectorCore:
         collecting = gc.isenabled()
         gc.disable()  # many small objects, none cyclic: spare the collector's passes
         try:
-            self._push_batch(matcher, batch, out)
+            self._push_batch(host, batch, out)
         except TooMany:  # nothing changed yet: evaluate the batch event by event
-            matcher._push_relevant(batch, clean, out)
+            host.push_relevant(batch, clean, out)
         finally:
             if collecting:
                 gc.enable()
 
-    def _push_batch(self, matcher: Matcher, batch: EventBatch, out: list[Result]) -> None:
-        mst = matcher.st
+    def _push_batch(self, host: BatchHost, batch: EventBatch, out: list[Result]) -> None:
+        mst = host.st
         st: VectorState = mst.core
         if mst.time_kind is None:
             mst.time_kind, mst.tz = batch.time_kind, batch.tz
         carried = [c for tail in st.carry.values() for c in tail]
         frame = Frame(self.plan, carried, batch, base=mst.position)
-        found = self._search(frame, matcher._window())
+        found = self._search(frame, host.window())
         self._keep(st, frame, found)
         new = np.flatnonzero(frame.is_new[found.end])
         if self.plan.output is OutputFormat.NON_OVERLAP:
-            new = self._non_overlap(matcher, frame, found, new)
-        out.extend(self._matches(matcher, frame, found, new))
+            new = self._non_overlap(host, frame, found, new)
+        out.extend(self._matches(host, frame, found, new))
         n = len(batch)
         mst.arrived += n
         mst.position += n
@@ -234,7 +233,7 @@ class VectorCore:
             at += b - a
 
     def _non_overlap(
-        self, matcher: Matcher, frame: Frame, found: Found, new: np.ndarray
+        self, host: BatchHost, frame: Frame, found: Found, new: np.ndarray
     ) -> np.ndarray:
         """The non-overlap selection (SIGMOD 2008, section 2) among the new matches:
         per partition, in order of (end, start, component lengths), each match that
@@ -252,7 +251,7 @@ class VectorCore:
         reach = np.maximum.accumulate(seg * big + starts)  # increasing along ``order``
         jump = np.searchsorted(reach, seg * big + ends, side="right").tolist()
         seg_list, ends_list = seg.tolist(), ends.tolist()
-        last_end = matcher.st.non_overlap.last_end
+        last_end = host.st.non_overlap.last_end
         parts: dict[int, tuple[Any, ...]] = {}
         chosen = []
         i, n = 0, len(order)
@@ -270,14 +269,14 @@ class VectorCore:
         return order[np.asarray(chosen, dtype=np.int64)]
 
     def _matches(
-        self, matcher: Matcher, frame: Frame, found: Found, chosen: np.ndarray
+        self, host: BatchHost, frame: Frame, found: Found, chosen: np.ndarray
     ) -> list[Match]:
         if not len(chosen):
             return []
         chosen = chosen[np.lexsort((found.start[chosen], found.end[chosen]))]
-        limit = matcher.config.max_matches
+        limit = host.config.max_matches
         if limit is not None:  # build no more than the output can take (one past)
-            chosen = chosen[: max(limit - matcher.reported + 1, 0)]
+            chosen = chosen[: max(limit - host.reported + 1, 0)]
         start, end = found.start[chosen], found.end[chosen]
         cover = np.zeros(frame.n + 1, dtype=np.int64)
         np.add.at(cover, start, 1)
@@ -289,8 +288,8 @@ class VectorCore:
         positions = frame.pos[needed].tolist()
         starts = frame.values("timestamp", frame.src[start])
         ends = frame.values("timestamp", frame.src[end])
-        if matcher.st.time_kind == "datetime":
-            starts, ends = list(map(matcher._time_out, starts)), list(map(matcher._time_out, ends))
+        if host.st.time_kind == "datetime":
+            starts, ends = list(map(host.time_out, starts)), list(map(host.time_out, ends))
         segs = frame.seg[end].tolist()
         parts: dict[int, tuple[Any, ...]] = {}
         for g, row in zip(segs, end.tolist(), strict=True):

@@ -1,0 +1,204 @@
+"""Architecture rules checked on the source (docs/architecture.md): the modules of
+kleene import each other without cycles, every import counting (top level, under
+``TYPE_CHECKING`` and inside functions), and no module takes another's private names."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import kleene
+
+ROOT = Path(kleene.__file__).parent
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def resolve(name: str, known: dict[str, Path]) -> str | None:
+    """The kleene module ``name`` denotes: itself, or the module holding it when
+    ``name`` is an attribute of a module (``from kleene.x import y``)."""
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def absolute(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module of a ``from ... import`` statement."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    anchor = parts[: len(parts) - node.level + 1]
+    return ".".join([*anchor, *([node.module] if node.module else [])])
+
+
+def imported(name: str, path: Path) -> list[tuple[str, str | None]]:
+    """Every import of a module as (module, imported name or None), wherever it is."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(a.name, None) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = absolute(node, package)
+            found += [(base, a.name) for a in node.names]
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    """The import graph of kleene's modules.
+
+    Package ``__init__`` re-exports are looked through: ``from kleene.compiler import
+    compile_query`` is an edge to the module the package takes ``compile_query`` from,
+    not to the package. Without that, every submodule that imports a sibling through
+    its package (``from kleene.lang import ast``) would form a cycle with the package's
+    ``__init__``; re-exports are the one case where such a loop is allowed."""
+    known = modules()
+    raw = {name: imported(name, path) for name, path in known.items()}
+    exports = {
+        name: {alias: base for base, alias in raw[name] if alias is not None}
+        for name, path in known.items()
+        if path.name == "__init__.py"
+    }
+
+    def target(base: str, alias: str | None, seen: int = 0) -> str | None:
+        if alias is not None and f"{base}.{alias}" in known:
+            return f"{base}.{alias}"  # a submodule
+        module = resolve(base, known)
+        if module != base or alias is None or seen > 10:
+            return module
+        origin = exports.get(module, {}).get(alias)
+        if origin is None or resolve(origin, known) is None:
+            return module
+        return target(origin, alias, seen + 1)
+
+    edges: dict[str, set[str]] = {}
+    for name, found in raw.items():
+        targets = {target(base, alias) for base, alias in found}
+        edges[name] = {t for t in targets if t is not None and t != name}
+    return edges
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of the graph as a list of modules (first == last), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_import_cycle() -> None:
+    cycle = find_cycle(graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_vector_core_does_not_import_the_matcher() -> None:
+    edges = graph()
+    vector = [m for m in edges if m.startswith("kleene.runtime.vector")]
+    assert vector
+    assert all("kleene.runtime.matcher" not in edges[m] for m in vector)
+
+
+def test_every_kind_of_import_counts(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "import kleene.events\n"
+        "if TYPE_CHECKING:\n"
+        "    from kleene.compiler.plan import Plan\n"
+        "def f():\n"
+        "    from kleene.runtime import matcher\n"
+        "    from . import sibling\n"
+    )
+    found = imported("kleene.runtime.vector.m", source)
+    assert ("kleene.events", None) in found
+    assert ("kleene.compiler.plan", "Plan") in found
+    assert ("kleene.runtime", "matcher") in found
+    assert ("kleene.runtime.vector", "sibling") in found
+
+
+def test_find_cycle_reports_a_cycle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(edges) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def private_uses(path: Path) -> list[str]:
+    """Private names a module takes from elsewhere: ``from m import _name``, and
+    ``obj._name`` on an object other than ``self``/``cls`` when the module itself
+    defines nothing called ``_name`` (so the name belongs to another module)."""
+    nodes = list(ast.walk(ast.parse(path.read_text(), str(path))))
+    own: set[str] = set()
+    for n in nodes:
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own.add(n.name)
+        elif isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                if isinstance(t, ast.Name | ast.Attribute):
+                    own.add(t.id if isinstance(t, ast.Name) else t.attr)
+    found = []
+    for n in nodes:
+        if isinstance(n, ast.ImportFrom):
+            found += [f"from {n.module} import {a.name}" for a in n.names if private(a.name)]
+        elif (
+            isinstance(n, ast.Attribute)
+            and private(n.attr)
+            and n.attr not in own
+            and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"))
+        ):
+            found.append(f"line {n.lineno}: {ast.unparse(n)}")
+    return found
+
+
+def private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_private_imports_across_modules() -> None:
+    for name, path in modules().items():
+        imports = [u for u in private_uses(path) if u.startswith("from ")]
+        assert not imports, f"{name}: {imports}"
+
+
+def test_runtime_uses_no_other_modules_private_names() -> None:
+    for name, path in modules().items():
+        uses = private_uses(path) if name.startswith("kleene.runtime") else []
+        assert not uses, f"{name}: {uses}"
+
+
+def test_private_uses_are_found(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from kleene.query import _hidden\n"
+        "class A:\n"
+        "    def _mine(self): return self._x\n"
+        "def f(a, b):\n"
+        "    a._mine()\n"
+        "    return b._theirs()\n"
+    )
+    assert private_uses(source) == ["from kleene.query import _hidden", "line 6: b._theirs"]
