@@ -25,6 +25,7 @@ from kleene.compiler.analysis import (
     place,
 )
 from kleene.compiler.consistency import classify
+from kleene.compiler.expr import Kind
 from kleene.compiler.groups import Edge, Link, check_groups
 from kleene.compiler.plan import NegatedEvent, Negation, Plan, State
 from kleene.compiler.slots import Slot, SlotLayout
@@ -129,13 +130,16 @@ def build_plan(
     def slot_code(slot: Slot) -> str:
         return f"V[{layout.index(slot)}]"
 
+    kind_groups, group_kinds = _kinds(query)
+    kind_of = _kind_lookup(pattern, kind_groups, group_kinds)
+
     states: list[State] = []
     for index, (kind, ci, comp, conds, end) in enumerate(edges):
         # single-event properties first: they read only the event, so they are cheap and
         # can be evaluated over a whole batch; relationships read the state vector too
         properties = [c for c in conds if not codegen.slots_needed(c, comp.var, kind)]
         conds = properties + [c for c in conds if codegen.slots_needed(c, comp.var, kind)]
-        ctx = codegen.Context(comp.var, kind, slot_code, attr_index)
+        ctx = codegen.Context(comp.var, kind, slot_code, attr_index, kind_of)
         edge = _edge_function(f"edge_{index}", comp, kind, conds, ctx, layout, attr_index)
         # SASE++ early filters (section 5.2): the conjuncts that read only the event and
         # single variables' values hold or fail the same way for every subset of a
@@ -156,7 +160,7 @@ def build_plan(
         )
         proceed = None
         if kind == "rest" and links[index][2] is None:  # the loop head proceeds
-            pctx = codegen.Context(None, "rest", slot_code, attr_index)
+            pctx = codegen.Context(None, "rest", slot_code, attr_index, kind_of)
             proceed = _proceed_function(f"proceed_{index}", end, pctx)
         states.append(
             State(
@@ -182,13 +186,13 @@ def build_plan(
         )
 
     negations = tuple(
-        _negation(group, pattern, negated_conjuncts, key, slot_code, attr_index)
+        _negation(group, pattern, negated_conjuncts, key, slot_code, attr_index, kind_of)
         for group in pattern.negation_groups()
     )
 
     returns = None
     if return_exprs:
-        rctx = codegen.Context(None, "rest", slot_code, attr_index)
+        rctx = codegen.Context(None, "rest", slot_code, attr_index, kind_of)
         body = ", ".join(codegen.expr_code(e, rctx) for e in return_exprs)
         returns = codegen.build(
             "def returns(V):\n"
@@ -204,7 +208,6 @@ def build_plan(
         key_index = {t: tuple(attr_index(a) for a in attrs) for t, attrs in key.by_type.items()}
         common_index = tuple(attr_index(a) for a in key.common)
 
-    kind_groups, group_kinds = _kinds(query)
     window = None
     if query.within is not None:
         window = query.within.seconds if query.within.unit else float(query.within.amount)
@@ -389,6 +392,7 @@ def _negation(
     key: Any,
     slot_code: Callable[[Slot], str],
     attr_index: Callable[[str], int],
+    kind_of: Callable[[str, str], Kind],
 ) -> Negation:
     """A negated component or sequence: one check per variable, holding the conjuncts
     whose last negated identifier it is; earlier members are read from ``P``."""
@@ -407,7 +411,7 @@ def _negation(
     members = []
     for comp in group:
         conds = conjuncts[comp.var]
-        ctx = codegen.Context(comp.var, "single", member_slot, attr_index)
+        ctx = codegen.Context(comp.var, "single", member_slot, attr_index, kind_of)
         name = f"negation_{comp.var}"
         lines = [f"def {name}(e, V, P):", f"    if e[0] != {comp.event_type!r}: return False"]
         lines += codegen.conjunction_lines(
@@ -517,3 +521,18 @@ def _kinds(query: ast.Query) -> tuple[dict[tuple[str, str], int], dict[int, str]
     for leaf, kind in demanded.items():
         group_kind.setdefault(group_of[leaf], kind)
     return group_of, group_kind
+
+
+def _kind_lookup(
+    pattern: ast.Seq, kind_groups: dict[tuple[str, str], int], group_kinds: dict[int, str]
+) -> Callable[[str, str], Kind]:
+    """What admission guarantees about ``var.attr``'s values: the kind the query text
+    demands of its kind group, if any."""
+    types = {c.var: c.event_type for c in pattern.components}
+
+    def kind_of(var: str, attr: str) -> Kind:
+        group = kind_groups.get((types[var], attr))
+        demanded = group_kinds.get(group) if group is not None else None
+        return Kind(demanded) if demanded else Kind.ANY
+
+    return kind_of

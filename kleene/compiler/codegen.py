@@ -18,29 +18,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kleene.compiler import expr
 from kleene.compiler.slots import Slot
 from kleene.lang import ast
 
 EVENT_TYPE, EVENT_TIME, EVENT_ID = 0, 1, 2
 FIXED_FIELDS = {"type": EVENT_TYPE, "timestamp": EVENT_TIME, "id": EVENT_ID}
 
-_PY_OPS = {
-    ast.BinOp.ADD: "+",
-    ast.BinOp.SUB: "-",
-    ast.BinOp.MUL: "*",
-    ast.BinOp.DIV: "/",
-    ast.BinOp.MOD: "%",
-    ast.BinOp.EQ: "==",
-    ast.BinOp.NE: "!=",
-    ast.BinOp.LT: "<",
-    ast.BinOp.LE: "<=",
-    ast.BinOp.GT: ">",
-    ast.BinOp.GE: ">=",
-    ast.BinOp.AND: "and",
-    ast.BinOp.OR: "or",
-}
+_PY_OPS = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_PY_OPS.update({op: op for op in expr.ARITHMETIC})
 
 CAUGHT = "(ArithmeticError, TypeError, ValueError)"
+
+
+def _error() -> Any:
+    """Raised by generated code where the IR's rules say an operation is an error."""
+    raise TypeError("no value")
+
+
+RUNTIME_NAMES: dict[str, Any] = {"_error": _error}
+
+
+def _any_kind(_var: str, _attr: str) -> expr.Kind:
+    return expr.Kind.ANY
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,15 @@ class Context:
 
     ``var`` is the variable whose event is ``e`` (None on proceed and RETURN);
     ``element`` is "single", "first" (a[1], the begin edge) or "rest" (a[i], i >= 2).
+    ``slot_of`` names a V column in the generated code; ``kind_of(var, attr)`` is what
+    admission guarantees about an attribute's values.
     """
 
     var: str | None
     element: str
     slot_of: Callable[[Slot], str]
     attr_index: Callable[[str], int]
+    kind_of: Callable[[str, str], expr.Kind] = _any_kind
 
 
 def field_index(attr: str, attr_index: Callable[[str], int]) -> int:
@@ -66,49 +69,115 @@ def event_field(attr: str, attr_index: Callable[[str], int]) -> str:
     return f"e[{field_index(attr, attr_index)}]"
 
 
-def expr_code(node: ast.Expr, ctx: Context) -> str:
-    """Python source for an expression under ``ctx``."""
-    if isinstance(node, ast.Literal):
-        return repr(node.value)
-    if isinstance(node, ast.Binary):
-        op = _PY_OPS[node.op]
-        return f"({expr_code(node.left, ctx)} {op} {expr_code(node.right, ctx)})"
-    if isinstance(node, ast.Unary):
-        op = "not " if node.op is ast.UnOp.NOT else "-"
-        return f"({op}{expr_code(node.operand, ctx)})"
-    if isinstance(node, ast.AttrRef):
-        return _attr_code(node, ctx)
-    if isinstance(node, ast.LenRef):
-        return ctx.slot_of(("count", node.var))
-    if isinstance(node, ast.Aggregate):
-        return _aggregate_code(node, ctx)
-    raise TypeError(f"no code for {type(node).__name__}")
+def _attr_kind(attr: str, var: str, ctx: Context) -> expr.Kind:
+    if attr == "timestamp":
+        return expr.Kind.NUMBER
+    if attr in FIXED_FIELDS:
+        return expr.Kind.STRING if attr == "type" else expr.Kind.ANY
+    return ctx.kind_of(var, attr)
 
 
-def _attr_code(ref: ast.AttrRef, ctx: Context) -> str:
+def resolver(ctx: Context) -> expr.Resolver:
+    """How each reference reads on the edge ``ctx`` describes (SIGMOD 2008, section
+    5.2.1): the event at hand, or a column of V."""
+
+    def resolve(node: ast.Expr) -> expr.Expr:
+        if isinstance(node, ast.AttrRef):
+            kind = _attr_kind(node.attr, node.var, ctx)
+            slot = _attr_slot(node, ctx)
+            if slot is None:
+                return expr.Load(expr.EVENT, node.attr, kind)
+            return expr.Load(expr.SLOT, slot, kind)
+        if isinstance(node, ast.LenRef):
+            return expr.Load(expr.SLOT, ("count", node.var), expr.Kind.NUMBER)
+        assert isinstance(node, ast.Aggregate)
+        count = expr.Load(expr.SLOT, ("count", node.var), expr.Kind.NUMBER)
+        if node.func is ast.AggFunc.COUNT:
+            return count
+        assert node.attr is not None
+        if node.func is ast.AggFunc.AVG:
+            total = expr.Load(expr.SLOT, ("sum", node.var, node.attr), expr.Kind.NUMBER)
+            return expr.Arith("/", total, count)
+        kind = (
+            expr.Kind.NUMBER if node.func is ast.AggFunc.SUM else ctx.kind_of(node.var, node.attr)
+        )
+        return expr.Load(expr.SLOT, (node.func.value, node.var, node.attr), kind)
+
+    return resolve
+
+
+def _attr_slot(ref: ast.AttrRef, ctx: Context) -> Slot | None:
+    """The V column an attribute reference reads, or None for the event at hand."""
     current = ref.var == ctx.var
     if ref.index is None:
-        if current:
-            return event_field(ref.attr, ctx.attr_index)
-        return ctx.slot_of(("attr", ref.var, "single", ref.attr))
+        return None if current else ("attr", ref.var, "single", ref.attr)
     if ref.index is ast.IndexKind.CURRENT and current:
-        return event_field(ref.attr, ctx.attr_index)
+        return None
     if ref.index is ast.IndexKind.FIRST:
         if current and ctx.element == "first":
-            return event_field(ref.attr, ctx.attr_index)
-        return ctx.slot_of(("attr", ref.var, "first", ref.attr))
+            return None
+        return ("attr", ref.var, "first", ref.attr)
     # PREVIOUS on a take edge, LAST anywhere after the array ended: the last element so far
-    return ctx.slot_of(("attr", ref.var, "last", ref.attr))
+    return ("attr", ref.var, "last", ref.attr)
 
 
-def _aggregate_code(agg: ast.Aggregate, ctx: Context) -> str:
-    if agg.func is ast.AggFunc.COUNT:
-        return ctx.slot_of(("count", agg.var))
-    assert agg.attr is not None
-    if agg.func is ast.AggFunc.AVG:
-        total = ctx.slot_of(("sum", agg.var, agg.attr))
-        return f"({total} / {ctx.slot_of(('count', agg.var))})"
-    return ctx.slot_of((agg.func.value, agg.var, agg.attr))
+def expr_code(node: ast.Expr, ctx: Context) -> str:
+    """Python source for an AST expression under ``ctx``, through the IR."""
+
+    def place(load: expr.Load) -> str:
+        if load.source == expr.SLOT:
+            return ctx.slot_of(load.key)
+        return event_field(load.key, ctx.attr_index)
+
+    return python_code(expr.lower(node, resolver(ctx)), place)
+
+
+def python_code(node: expr.Expr, place: Callable[[expr.Load], str]) -> str:
+    """Python source for an IR expression that follows the IR's rules on the values
+    admission lets through; it raises (one of CAUGHT) where the rules say error. Loads
+    read ``place(load)``. Generated code needs RUNTIME_NAMES in its namespace."""
+    temps = iter(range(1 << 30))
+
+    def emit(n: expr.Expr) -> str:
+        if isinstance(n, expr.Const):
+            return repr(n.value)
+        if isinstance(n, expr.Load):
+            code = place(n)
+            if n.nullable:
+                t = f"_k{next(temps)}"
+                return f"({t} if ({t} := {code}) is not None else _error())"
+            return code
+        if isinstance(n, expr.Not):
+            return f"(not {emit(n.operand)})"
+        if isinstance(n, expr.Neg):
+            return f"(-{_number(n.operand)})"
+        if isinstance(n, expr.Logic):
+            return f"({emit(n.left)} {n.op} {emit(n.right)})"
+        if isinstance(n, expr.Arith):
+            return f"({_number(n.left)} {n.op} {_number(n.right)})"
+        assert isinstance(n, expr.Compare)
+        if n.ordering:
+            return f"({_ordered(n.left)} {_PY_OPS[n.op]} {_ordered(n.right)})"
+        return f"({emit(n.left)} {_PY_OPS[n.op]} {emit(n.right)})"
+
+    def _number(n: expr.Expr) -> str:
+        code = emit(n)
+        if n.kind is expr.Kind.NUMBER:
+            return code
+        t = f"_k{next(temps)}"
+        return (
+            f"({t} if isinstance(({t} := {code}), (int, float)) and {t}.__class__ is not bool"
+            " else _error())"
+        )
+
+    def _ordered(n: expr.Expr) -> str:
+        code = emit(n)
+        if expr.orderable(n):
+            return code
+        t = f"_k{next(temps)}"
+        return f"({t} if ({t} := {code}).__class__ is not bool else _error())"
+
+    return emit(node)
 
 
 def slots_needed(node: ast.Expr, edge_var: str | None, element: str) -> list[Slot]:
@@ -145,7 +214,7 @@ def conjunction_lines(conds: Sequence[str], fail: str, indent: str = "    ") -> 
 
 def build(source: str, name: str, namespace: dict[str, Any] | None = None) -> Callable[..., Any]:
     """Compile one generated function."""
-    scope: dict[str, Any] = dict(namespace or {})
+    scope: dict[str, Any] = {**RUNTIME_NAMES, **(namespace or {})}
     exec(compile(source, f"<kleene:{name}>", "exec"), scope)
     fn = scope[name]
     fn.__kleene_source__ = source

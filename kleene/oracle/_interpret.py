@@ -8,13 +8,14 @@ SIGMOD 2008, section 2): ``v.x``, ``v[1].x``, ``v[i].x``, ``v[i-1].x``, ``v[v.LE
 ``and`` and ``or`` evaluate left to right and stop once the left operand decides the
 result (``b.y == 0 or a.x / b.y > 1`` holds when b.y is 0); every other operator
 evaluates both operands. Anything that cannot be evaluated raises :class:`EvalError`: division or
-modulo by zero, an ordering comparison of anything but two numbers or two strings,
+modulo by zero, an ordering comparison of anything but two numbers, two strings or two datetimes,
 arithmetic on non-numbers, ``and``/``or``/``not`` on non-booleans, a missing attribute,
 an element index outside the array. Numbers are ints and floats; booleans are not numbers.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import numbers
 import operator
 from collections.abc import Callable, Mapping
@@ -179,8 +180,10 @@ def _binary(expr: Any, scope: Scope) -> Any:
     if op is ast.BinOp.NE:
         return bool(left != right)
     if op in _ORDERING:
-        comparable = (is_number(left) and is_number(right)) or (
-            isinstance(left, str) and isinstance(right, str)
+        comparable = (
+            (is_number(left) and is_number(right))
+            or (isinstance(left, str) and isinstance(right, str))
+            or (isinstance(left, dt.datetime) and isinstance(right, dt.datetime))
         )
         if not comparable:
             raise EvalError(f"cannot order {left!r} and {right!r}")
