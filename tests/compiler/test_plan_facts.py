@@ -64,6 +64,7 @@ def test_equivalence_over_every_variable_becomes_adjacent_equalities() -> None:
     text = "PATTERN SEQ(A a, B+ b[]) WHERE strict_contiguity AND [k]"
     shape = kleene.compile(text).plan.shape
     a, b = shape.components
+    assert a.begin == ()
     assert [kleene.lang.expr_to_text(c.expr) for c in b.take] == ["b[i].k = b[i-1].k"]
     assert [kleene.lang.expr_to_text(c.expr) for c in b.begin] == ["b[1].k = a.k"]
 
