@@ -9,9 +9,17 @@ the runtimes depending on the front end.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Self
 
 
-class Strategy(Enum):
+class _Parsed(Enum):
+    @classmethod
+    def parse(cls, name: str) -> Self:
+        """Accepts the spelling with underscores or hyphens, any case."""
+        return cls(name.strip().lower().replace("-", "_"))
+
+
+class Strategy(_Parsed):
     """The four event selection strategies (SIGMOD 2008, section 2)."""
 
     STRICT_CONTIGUITY = "strict_contiguity"
@@ -19,26 +27,17 @@ class Strategy(Enum):
     SKIP_TILL_NEXT_MATCH = "skip_till_next_match"
     SKIP_TILL_ANY_MATCH = "skip_till_any_match"
 
-    @classmethod
-    def parse(cls, name: str) -> Strategy:
-        """Accepts the paper's spelling with underscores or hyphens, any case."""
-        return cls(name.strip().lower().replace("-", "_"))
-
 
 DEFAULT_STRATEGY = Strategy.SKIP_TILL_NEXT_MATCH
 
 
-class OutputFormat(Enum):
+class OutputFormat(_Parsed):
     """All matches, one match per partition among those overlapping in time, or the
     collapsed intermediate matches of postponed evaluation (SIGMOD 2014, section 5.2)."""
 
     ALL = "all"
     NON_OVERLAP = "non_overlap"
     COLLAPSED = "collapsed"
-
-    @classmethod
-    def parse(cls, name: str) -> OutputFormat:
-        return cls(name.strip().lower().replace("-", "_"))
 
 
 class TimeUnit(Enum):

@@ -5,6 +5,7 @@ kleene import each other without cycles, every import counting (top level, under
 from __future__ import annotations
 
 import ast
+import textwrap
 from pathlib import Path
 
 import kleene
@@ -243,18 +244,11 @@ def ast_reads(path: Path) -> list[str]:
 
 
 def test_runtime_and_spark_import_nothing_of_the_front_end() -> None:
-    found = {
-        name: uses
-        for name, path in back_end().items()
-        if (uses := front_end_imports(name, path)) and name not in AST_EXPRESSIONS_PENDING
-    }
+    uses = {name: front_end_imports(name, path) for name, path in back_end().items()}
+    found = {name: u for name, u in uses.items() if u and name not in AST_EXPRESSIONS_PENDING}
     assert not found, f"modules importing kleene.lang: {found}"
-
-
-def test_pending_modules_still_need_their_exemption() -> None:
-    """An exemption is dropped as soon as its module stops reading the AST."""
-    back = back_end()
-    stale = [m for m in AST_EXPRESSIONS_PENDING if not front_end_imports(m, back[m])]
+    # an exemption is dropped as soon as its module stops reading the AST
+    stale = sorted(name for name in AST_EXPRESSIONS_PENDING if not uses[name])
     assert not stale, f"remove from AST_EXPRESSIONS_PENDING: {stale}"
 
 
@@ -266,16 +260,18 @@ def test_runtime_and_spark_never_read_the_plans_ast() -> None:
 def test_front_end_imports_and_ast_reads_are_found(tmp_path: Path) -> None:
     source = tmp_path / "m.py"
     source.write_text(
-        "from typing import TYPE_CHECKING\n"
-        "import kleene.lang.ast as tree\n"
-        "from kleene.vocabulary import Strategy\n"
-        "if TYPE_CHECKING:\n"
-        "    from kleene.lang.ast import Query\n"
-        "def f(plan, self, spec):\n"
-        "    from kleene import lang\n"
-        "    from ...lang import to_text\n"
-        "    spec.query, self.query\n"
-        "    return plan.query, self.plan.query\n"
+        textwrap.dedent("""\
+            from typing import TYPE_CHECKING
+            import kleene.lang.ast as tree
+            from kleene.vocabulary import Strategy
+            if TYPE_CHECKING:
+                from kleene.lang.ast import Query
+            def f(plan, self, spec):
+                from kleene import lang
+                from ...lang import to_text
+                spec.query, self.query
+                return plan.query, self.plan.query
+            """)
     )
     assert front_end_imports("kleene.runtime.vector.m", source) == [
         "kleene.lang.ast",

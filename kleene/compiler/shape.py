@@ -117,28 +117,27 @@ def vector_shape(
     """The plan's components and conditions, or the reason the vectorized evaluation
     declines it. ``conjuncts`` are the WHERE clause's CNF conjuncts with equivalence
     tests expanded; ``key`` is what runs are indexed by (``analysis.choose_key``)."""
+    if strategy not in (Strategy.STRICT_CONTIGUITY, Strategy.PARTITION_CONTIGUITY):
+        return Shape(declined="the strategy is not strict or partition contiguity")
+    if query.pattern.negative:
+        return Shape(declined="the pattern has a negation")
+    if output not in (OutputFormat.ALL, OutputFormat.NON_OVERLAP):
+        return Shape(declined="the output format is collapsed")
     try:
-        return _analyse(query, conjuncts, states, strategy, output, key, routed)
+        return _sort(query, conjuncts, states, key, routed)
     except Declined as why:
         return Shape(declined=str(why))
 
 
-def _analyse(
+def _sort(
     query: ast.Query,
     conjuncts: Sequence[ast.Expr],
     states: Sequence[StateFacts],
-    strategy: Strategy,
-    output: OutputFormat,
     key: PartitionKey | None,
     routed: bool,
 ) -> Shape:
-    if strategy not in (Strategy.STRICT_CONTIGUITY, Strategy.PARTITION_CONTIGUITY):
-        raise Declined("the strategy is not strict or partition contiguity")
+    """The components with their conditions; :class:`Declined` for another shape."""
     pattern = query.pattern
-    if pattern.negative:
-        raise Declined("the pattern has a negation")
-    if output not in (OutputFormat.ALL, OutputFormat.NON_OVERLAP):
-        raise Declined("the output format is collapsed")
     positive = pattern.positive
     comps: list[_Draft] = []
     for ci, c in enumerate(positive):
