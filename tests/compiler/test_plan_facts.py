@@ -9,6 +9,8 @@ import kleene
 from kleene.compiler import build_plan
 from kleene.compiler.returns import ValueType
 from kleene.compiler.shape import CUR, PREV
+from kleene.lang import expr_to_text, parse
+from kleene.lang.ast import IndexKind
 from kleene.vocabulary import OutputFormat
 
 PEERS = """PATTERN SEQ(Stock a, Stock+ b[], Stock c)
@@ -17,7 +19,7 @@ WHERE strict_contiguity AND a.price > 10
 
 
 def conditions(conds: tuple) -> list[tuple[str, dict]]:
-    return [(kleene.lang.expr_to_text(c.expr), c.refs) for c in conds]
+    return [(expr_to_text(c.expr), c.refs) for c in conds]
 
 
 def test_the_shape_sorts_each_conjunct_onto_begin_take_or_end() -> None:
@@ -31,7 +33,7 @@ def test_the_shape_sorts_each_conjunct_onto_begin_take_or_end() -> None:
     ]
     assert conditions(a.begin) == [("a.price > 10", {("a", "price", None): CUR})]
     # b[i] > b[i-1] reads the element before: a take condition only
-    I = kleene.lang.ast.IndexKind  # noqa: E741
+    I = IndexKind  # noqa: E741
     assert conditions(b.take) == [
         (
             "b[i].price > b[i-1].price",
@@ -65,8 +67,8 @@ def test_equivalence_over_every_variable_becomes_adjacent_equalities() -> None:
     shape = kleene.compile(text).plan.shape
     a, b = shape.components
     assert a.begin == ()
-    assert [kleene.lang.expr_to_text(c.expr) for c in b.take] == ["b[i].k = b[i-1].k"]
-    assert [kleene.lang.expr_to_text(c.expr) for c in b.begin] == ["b[1].k = a.k"]
+    assert [expr_to_text(c.expr) for c in b.take] == ["b[i].k = b[i-1].k"]
+    assert [expr_to_text(c.expr) for c in b.begin] == ["b[1].k = a.k"]
 
 
 @pytest.mark.parametrize(
@@ -89,7 +91,7 @@ def test_the_shape_declines_collapsed_output() -> None:
     # the engine choice refuses this combination before any engine runs; the pass
     # still records why the vector engine would not take it
     text = "PATTERN SEQ(A a, B+ b[]) WHERE strict_contiguity"
-    plan = build_plan(kleene.lang.parse(text), text, output=OutputFormat.COLLAPSED)
+    plan = build_plan(parse(text), text, output=OutputFormat.COLLAPSED)
     assert "collapsed" in (plan.shape.declined or "")
 
 
