@@ -120,12 +120,11 @@ def type_problem(value: Any) -> str | None:
     return f"event type {value!r} is not text"
 
 
-def missing_time_unit(within: Any) -> str:
-    """The message for a window with a unit over numeric timestamps of unknown unit."""
-    amount = within.amount if within is not None else ""
-    unit = within.unit.name.lower() if within is not None and within.unit else "seconds"
+def missing_time_unit(within: str | None) -> str:
+    """The message for a window with a unit over numeric timestamps of unknown unit;
+    ``within`` is the window as written (``"5 minutes"``)."""
     return (
-        f"WITHIN {amount} {unit} has a time unit but the timestamps are plain numbers: "
+        f"WITHIN {within or 'with a unit'} has a time unit but the timestamps are plain numbers: "
         "say what one timestamp unit is with time_unit= (--time-unit on the command "
         f"line; one of {', '.join(TIME_UNITS)}), or write the window without a unit, "
         "in timestamp units"

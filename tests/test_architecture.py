@@ -5,6 +5,7 @@ kleene import each other without cycles, every import counting (top level, under
 from __future__ import annotations
 
 import ast
+import textwrap
 from pathlib import Path
 
 import kleene
@@ -202,3 +203,80 @@ def test_private_uses_are_found(tmp_path: Path) -> None:
         "    return b._theirs()\n"
     )
     assert private_uses(source) == ["from kleene.query import _hidden", "line 6: b._theirs"]
+
+
+# --- the plan is the runtimes' only vocabulary (issue 10, item 2) ----------------------
+
+#: Modules that still interpret the AST's expressions; the compiler's expression IR
+#: (kleene/compiler/expr.py) replaces that, and then they leave this list.
+AST_EXPRESSIONS_PENDING = {"kleene.runtime.prefilter", "kleene.runtime.vector.masks"}
+
+
+def back_end() -> dict[str, Path]:
+    """The runtimes and the Spark layer: the modules that must speak only the plan."""
+    return {
+        name: path
+        for name, path in modules().items()
+        if name.split(".")[:2] in (["kleene", "runtime"], ["kleene", "spark"])
+    }
+
+
+def front_end_imports(name: str, path: Path) -> list[str]:
+    """Every import of the front end (``kleene.lang`` or a module of it) by a module,
+    wherever in the module it is."""
+    found = []
+    for base, alias in imported(name, path):
+        full = base if alias is None else f"{base}.{alias}"
+        if full == "kleene.lang" or full.startswith("kleene.lang."):
+            found.append(full)
+    return found
+
+
+def ast_reads(path: Path) -> list[str]:
+    """Reads of a plan's AST: ``<...plan>.query`` (``plan.query``, ``self.plan.query``)."""
+    return [
+        f"line {n.lineno}: {ast.unparse(n)}"
+        for n in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(n, ast.Attribute)
+        and n.attr == "query"
+        and ast.unparse(n.value).lower().endswith("plan")
+    ]
+
+
+def test_runtime_and_spark_import_nothing_of_the_front_end() -> None:
+    uses = {name: front_end_imports(name, path) for name, path in back_end().items()}
+    found = {name: u for name, u in uses.items() if u and name not in AST_EXPRESSIONS_PENDING}
+    assert not found, f"modules importing kleene.lang: {found}"
+    # an exemption is dropped as soon as its module stops reading the AST
+    stale = sorted(name for name in AST_EXPRESSIONS_PENDING if not uses[name])
+    assert not stale, f"remove from AST_EXPRESSIONS_PENDING: {stale}"
+
+
+def test_runtime_and_spark_never_read_the_plans_ast() -> None:
+    found = {name: uses for name, path in back_end().items() if (uses := ast_reads(path))}
+    assert not found, f"reads of Plan.query: {found}"
+
+
+def test_front_end_imports_and_ast_reads_are_found(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        textwrap.dedent("""\
+            from typing import TYPE_CHECKING
+            import kleene.lang.ast as tree
+            from kleene.vocabulary import Strategy
+            if TYPE_CHECKING:
+                from kleene.lang.ast import Query
+            def f(plan, self, spec):
+                from kleene import lang
+                from ...lang import to_text
+                spec.query, self.query
+                return plan.query, self.plan.query
+            """)
+    )
+    assert front_end_imports("kleene.runtime.vector.m", source) == [
+        "kleene.lang.ast",
+        "kleene.lang.ast.Query",
+        "kleene.lang",
+        "kleene.lang.to_text",
+    ]
+    assert ast_reads(source) == ["line 10: plan.query", "line 10: self.plan.query"]

@@ -28,8 +28,10 @@ from kleene.compiler.consistency import classify
 from kleene.compiler.expr import Kind
 from kleene.compiler.groups import Edge, Link, check_groups
 from kleene.compiler.plan import NegatedEvent, Negation, Plan, State
+from kleene.compiler.returns import return_items, window_text
+from kleene.compiler.shape import vector_shape
 from kleene.compiler.slots import Slot, SlotLayout
-from kleene.lang import ast
+from kleene.lang import ast, to_text
 from kleene.lang import expr_to_text as _text
 
 
@@ -215,10 +217,12 @@ def build_plan(
     return Plan(
         query=query,
         text=text,
+        canonical=to_text(query),
         strategy=strategy,
         output=output,
         window=window,
         window_has_unit=query.within is not None and query.within.unit is not None,
+        within=window_text(query.within),
         states=tuple(states),
         layout=layout,
         attributes=tuple(attributes),
@@ -229,13 +233,16 @@ def build_plan(
         key_index=key_index,
         common_key_index=common_index,
         returns=returns,
-        return_names=tuple(item.alias or _text(item.expr) for item in query.returns),
+        return_items=return_items(query),
         required=_required(pattern, used, key if routed else None),
         kind_groups=kind_groups,
         group_kinds=group_kinds,
         merge_masks=tuple(masks),
         positive_vars=tuple(c.var for c in positive),
         kleene_vars=frozenset(c.var for c in positive if c.kleene),
+        shape=vector_shape(
+            query, exprs, states, strategy=strategy, output=output, key=key, routed=routed
+        ),
         groups=tuple(tuple(m.var for m in g) for g in multi_groups(pattern)),
     )
 

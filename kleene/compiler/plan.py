@@ -11,8 +11,11 @@ from typing import Any
 
 from kleene.compiler.analysis import PartitionKey
 from kleene.compiler.consistency import ConsistencyTest
+from kleene.compiler.returns import ReturnItem
+from kleene.compiler.shape import Shape
 from kleene.compiler.slots import SlotLayout
 from kleene.lang import ast
+from kleene.vocabulary import OutputFormat, Strategy
 
 StateVector = tuple[Any, ...]
 EdgeFn = Callable[[tuple[Any, ...], StateVector], StateVector | None]
@@ -97,12 +100,17 @@ class Negation:
 
 @dataclass(frozen=True)
 class Plan:
+    """Everything a runtime needs to know about a query; runtimes never read ``query``
+    (the AST, kept for explain and the tools) nor anything else of the front end."""
+
     query: ast.Query
     text: str
-    strategy: ast.Strategy
-    output: ast.OutputFormat
+    canonical: str  # the query's canonical text (kleene.lang.to_text): its identity
+    strategy: Strategy
+    output: OutputFormat
     window: float | None  # in timestamp units; seconds when the WITHIN has a unit
     window_has_unit: bool
+    within: str | None  # the WITHIN clause's size as written ("5 minutes"), for messages
     states: tuple[State, ...]
     layout: SlotLayout
     attributes: tuple[str, ...]  # event tuple layout after (type, timestamp, id)
@@ -113,13 +121,14 @@ class Plan:
     key_index: dict[str, tuple[int, ...]]  # event type -> tuple positions of key values
     common_key_index: tuple[int, ...]
     returns: Callable[[StateVector], tuple[Any, ...]] | None
-    return_names: tuple[str, ...]
+    return_items: tuple[ReturnItem, ...]  # name, time flag and type of each RETURN item
     required: dict[str, tuple[str, ...]]  # event type -> attributes its events must carry
     kind_groups: dict[tuple[str, str], int]  # (type, attribute) -> group of same-kind values
     group_kinds: dict[int, str]  # group -> "number" | "string", where the query demands it
     merge_masks: tuple[tuple[int, ...], ...]  # per state: V columns it and later states read
     positive_vars: tuple[str, ...]
     kleene_vars: frozenset[str]
+    shape: Shape  # the vectorized evaluation's view (kleene.compiler.shape)
     groups: tuple[tuple[str, ...], ...] = ()  # members of each SEQ(...)+ of 2+ members
 
     @property
@@ -127,6 +136,15 @@ class Plan:
         """How many leading values of a run's key are its partition's values (0 when
         runs are not routed: they all share the partition ())."""
         return len(self.partition.attrs) if self.routed and self.partition is not None else 0
+
+    @property
+    def return_names(self) -> tuple[str, ...]:
+        return tuple(r.name for r in self.return_items)
+
+    @property
+    def return_times(self) -> tuple[bool, ...]:
+        """One flag per RETURN item: whether it gives an event time."""
+        return tuple(r.time for r in self.return_items)
 
     @property
     def initial_vector(self) -> StateVector:

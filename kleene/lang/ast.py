@@ -12,6 +12,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import ClassVar, TypeVar
 
+# the clause words, shared with the compiler and the runtimes (kleene.vocabulary)
+from kleene.vocabulary import DEFAULT_STRATEGY as DEFAULT_STRATEGY
+from kleene.vocabulary import OutputFormat as OutputFormat
+from kleene.vocabulary import Strategy as Strategy
+from kleene.vocabulary import TimeUnit as TimeUnit
+
 N = TypeVar("N", bound="Node")
 
 
@@ -244,43 +250,6 @@ class Seq(Node):
 
 
 # --- clauses -----------------------------------------------------------------------
-
-
-class Strategy(Enum):
-    """The four event selection strategies (SIGMOD 2008, section 2)."""
-
-    STRICT_CONTIGUITY = "strict_contiguity"
-    PARTITION_CONTIGUITY = "partition_contiguity"
-    SKIP_TILL_NEXT_MATCH = "skip_till_next_match"
-    SKIP_TILL_ANY_MATCH = "skip_till_any_match"
-
-    @classmethod
-    def parse(cls, name: str) -> Strategy:
-        """Accepts the paper's spelling with underscores or hyphens, any case."""
-        return cls(name.strip().lower().replace("-", "_"))
-
-
-DEFAULT_STRATEGY = Strategy.SKIP_TILL_NEXT_MATCH
-
-
-class OutputFormat(Enum):
-    """All matches, one match per partition among those overlapping in time, or the
-    collapsed intermediate matches of postponed evaluation (SIGMOD 2014, section 5.2)."""
-
-    ALL = "all"
-    NON_OVERLAP = "non_overlap"
-    COLLAPSED = "collapsed"
-
-    @classmethod
-    def parse(cls, name: str) -> OutputFormat:
-        return cls(name.strip().lower().replace("-", "_"))
-
-
-class TimeUnit(Enum):
-    SECONDS = 1
-    MINUTES = 60
-    HOURS = 3600
-    DAYS = 86400
 
 
 @dataclass(frozen=True)

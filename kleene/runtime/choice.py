@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from kleene.compiler.plan import Plan
 from kleene.errors import QueryError
-from kleene.lang.ast import OutputFormat, Strategy
 from kleene.runtime.vector import support
+from kleene.vocabulary import OutputFormat, Strategy
 
 ENGINES = ("auto", "nfa", "merge", "backtrack", "postpone", "postpone-late", "vector")
 

@@ -37,7 +37,6 @@ from typing import Any
 from kleene.collapsed import Result
 from kleene.compiler.plan import Plan
 from kleene.events import EventBatch, EventFields, micros_to_datetime, read_batch, read_time
-from kleene.lang.ast import OutputFormat
 from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
 from kleene.runtime.config import MatcherConfig
@@ -53,6 +52,7 @@ from kleene.runtime.snapshot import (
     sequence,
     text,
 )
+from kleene.vocabulary import OutputFormat
 
 RAW, DERIVED = 0, 1
 NEVER = float("inf")

@@ -130,7 +130,7 @@ def window_size(plan: Plan, time_kind: str | None, time_unit: str | None) -> flo
         return w * MICROS
     if time_kind == "number" and plan.window_has_unit:
         if time_unit is None:
-            raise EventError(missing_time_unit(plan.query.within))
+            raise EventError(missing_time_unit(plan.within))
         return w / time_unit_seconds(time_unit)
     return w
 

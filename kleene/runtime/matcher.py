@@ -28,7 +28,6 @@ import numpy as np
 
 from kleene.collapsed import SAFE, UNSAFE, CollapsedMatch, Result
 from kleene.compiler.plan import NegatedEvent, Plan
-from kleene.compiler.returns import time_items
 from kleene.events import (
     MICROS,
     EventBatch,
@@ -36,7 +35,6 @@ from kleene.events import (
     read_batch,
     read_time,
 )
-from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent, late_reason
 from kleene.runtime import snapshot
 from kleene.runtime.config import MatcherConfig
@@ -52,6 +50,7 @@ from kleene.runtime.postpone.construct import Built, construct
 from kleene.runtime.prefilter import Prefilter
 from kleene.runtime.snapshot import Shapes, fail, fields_of, integer, mapping, number, sequence
 from kleene.runtime.vector import VectorCore
+from kleene.vocabulary import OutputFormat, Strategy
 
 SWEEP_EVERY = 4096
 NEVER = float("inf")
@@ -210,7 +209,7 @@ class Matcher:
         self.n_components = len(plan.positive_vars)
         # where a keyed event type's partition key is (none for a query with one partition)
         self.key_index = dict(plan.key_index) if plan.routed else {}
-        self.time_returns = time_items(plan.query)  # RETURN items given back as datetimes
+        self.time_returns = plan.return_times  # RETURN items given back as datetimes
         if state is not None:
             self.restore(snapshot.unseal(state, snapshot.QUERY, self.fingerprint))
 

@@ -41,7 +41,6 @@ import numpy as np
 
 from kleene.errors import SnapshotError
 from kleene.events import is_missing, value_kind
-from kleene.lang import to_text
 
 if TYPE_CHECKING:
     from kleene.compiler.plan import Plan
@@ -147,7 +146,7 @@ def _fingerprint(plan: Plan, config: MatcherConfig) -> bytes:
     fields = config.fields
     facts = [
         VERSION,
-        to_text(plan.query),
+        plan.canonical,
         plan.strategy.value,
         plan.output.value,
         repr(plan.window),

@@ -31,8 +31,8 @@ from typing import Any
 from pyspark.sql import types as T
 
 from kleene.collapsed import CollapsedMatch
+from kleene.compiler.plan import Plan
 from kleene.errors import QueryError
-from kleene.lang import ast
 from kleene.spark._schema import EventColumns
 
 COLLAPSED_COLUMNS = (
@@ -85,14 +85,13 @@ class CollapsedSchema:
 
 
 def build_collapsed_schema(
-    query: ast.Query,
-    kleene_vars: frozenset[str],
+    plan: Plan,
     schema: T.StructType,
     columns: EventColumns,
 ) -> CollapsedSchema:
-    """The collapsed-row layout for ``query``; QueryError when a variable is named like
+    """The collapsed-row layout for ``plan``; QueryError when a variable is named like
     one of the fixed columns."""
-    variables = tuple(c.var for c in query.pattern.positive)
+    variables = plan.positive_vars
     clash = sorted(set(variables) & set(COLLAPSED_COLUMNS))
     if clash:
         raise QueryError(
@@ -102,7 +101,7 @@ def build_collapsed_schema(
     by_name = {f.name: f.dataType for f in schema.fields}
     id_type = by_name.get(columns.id_field, T.LongType())
     time_type = by_name.get(columns.time_field, T.DoubleType())
-    return CollapsedSchema(variables, frozenset(kleene_vars), id_type, time_type)
+    return CollapsedSchema(variables, plan.kleene_vars, id_type, time_type)
 
 
 def collapsed_id(c: CollapsedMatch, plain: Any) -> str:

@@ -45,12 +45,12 @@ from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValu
 
 from kleene.collapsed import Result
 from kleene.errors import SnapshotError
-from kleene.lang.ast import OutputFormat
 from kleene.match import RejectedEvent
 from kleene.runtime.matcher import Matcher
 from kleene.spark._prepare import INTERNAL_PREFIX
 from kleene.spark._query import QuerySpec
 from kleene.spark._rows import RowEncoder, RowLayout
+from kleene.vocabulary import OutputFormat
 
 MICROS_COLUMN = f"{INTERNAL_PREFIX}us"
 STATE_SCHEMA = "snapshot binary, pending binary, horizon long"

@@ -30,8 +30,8 @@ from typing import Any
 
 import kleene
 from kleene.errors import QueryError
-from kleene.lang.ast import OutputFormat
 from kleene.spark._schema import EventColumns
+from kleene.vocabulary import OutputFormat
 
 _CACHE: dict[QuerySpec, kleene.Query] = {}
 

@@ -16,24 +16,24 @@ A match row has the columns
   clashes with one of the columns above is prefixed with ``return:``, as in match files
   (:mod:`kleene.io.records`).
 
-RETURN types are inferred from the query's AST (SIGMOD 2008, section 2: attribute
-references, ``LEN``, aggregates, arithmetic) and the input schema, since Spark needs the
-output schema before any match is made. They follow the values of the local engine: a
-time (:mod:`kleene.compiler.returns`) has the time column's type; arithmetic, ``sum`` and
-``avg`` over datetimes are in microseconds.
+RETURN types are the compiler's value types of the items (:mod:`kleene.compiler.returns`:
+SIGMOD 2008, section 2, attribute references, ``LEN``, aggregates, arithmetic) resolved
+against the input schema, since Spark needs the output schema before any match is made.
+They follow the values of the local engine: a time has the time column's type;
+arithmetic, ``sum`` and ``avg`` over datetimes are in microseconds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pyspark.sql import types as T
 
-from kleene.compiler.returns import is_time
+from kleene.compiler.plan import Plan
+from kleene.compiler.returns import ValueType
 from kleene.errors import QueryError
 from kleene.io.records import RETURN_PREFIX
-from kleene.lang import ast
 
 FIXED_COLUMNS = ("match_id", "partition", "start", "end")
 
@@ -96,22 +96,21 @@ class MatchSchema:
 
 
 def build_match_schema(
-    query: ast.Query,
-    return_names: Sequence[str],
+    plan: Plan,
     schema: T.StructType,
     columns: EventColumns,
 ) -> MatchSchema:
-    """The match-row layout for ``query`` over input rows of ``schema``.
+    """The match-row layout for ``plan`` over input rows of ``schema``.
 
     Raises QueryError when two output columns would share a name.
     """
-    variables = tuple(c.var for c in query.pattern.positive)
+    variables = plan.positive_vars
     by_name = {f.name: f.dataType for f in schema.fields}
     id_type = by_name.get(columns.id_field, T.LongType())
     time_type = by_name.get(columns.time_field, T.DoubleType())
     attr_types = _AttrTypes(by_name, columns, id_type, time_type)
-    return_types = tuple(infer_type(item.expr, attr_types) for item in query.returns)
-    ms = MatchSchema(variables, tuple(return_names), id_type, time_type, return_types)
+    return_types = tuple(spark_type(item.type, attr_types) for item in plan.return_items)
+    ms = MatchSchema(variables, plan.return_names, id_type, time_type, return_types)
     seen: set[str] = set()
     for name in [*FIXED_COLUMNS, *variables, *ms.return_columns]:
         if name in seen:
@@ -140,46 +139,29 @@ class _AttrTypes:
         return self.by_name.get(attr, T.StringType())
 
 
-def infer_type(expr: ast.Expr, attrs: _AttrTypes) -> T.DataType:
-    """The Spark type of a RETURN expression's value."""
-    if isinstance(expr, ast.Literal):
-        return _literal_type(expr.value)
-    if is_time(expr):
+_FIXED = {
+    "boolean": T.BooleanType(),
+    "long": T.LongType(),
+    "double": T.DoubleType(),
+    "string": T.StringType(),
+}
+
+
+def spark_type(vt: ValueType, attrs: _AttrTypes) -> T.DataType:
+    """The Spark type of a RETURN item's values (:class:`kleene.compiler.returns.ValueType`
+    resolved against the input's column types)."""
+    if vt.kind in _FIXED:
+        return _FIXED[vt.kind]
+    if vt.kind == "time":
         return attrs.time_type
-    if isinstance(expr, ast.AttrRef):
-        return attrs.of(expr.attr)
-    if isinstance(expr, ast.LenRef):
-        return T.LongType()
-    if isinstance(expr, ast.Aggregate):
-        return _aggregate_type(expr, attrs)
-    if isinstance(expr, ast.Unary):
-        if expr.op is ast.UnOp.NOT:
-            return T.BooleanType()
-        return _numeric(infer_type(expr.operand, attrs))
-    if isinstance(expr, ast.Binary):
-        if not expr.op.is_arithmetic:
-            return T.BooleanType()
-        if expr.op is ast.BinOp.DIV:
-            return T.DoubleType()
-        left = _micros(infer_type(expr.left, attrs))
-        right = _micros(infer_type(expr.right, attrs))
-        if isinstance(left, _INTEGRAL) and isinstance(right, _INTEGRAL):
-            return T.LongType()
-        return T.DoubleType()
-    if isinstance(expr, ast.Equivalence):
-        return T.BooleanType()
-    return T.StringType()
-
-
-def _aggregate_type(expr: ast.Aggregate, attrs: _AttrTypes) -> T.DataType:
-    if expr.func is ast.AggFunc.COUNT:
-        return T.LongType()
-    if expr.func is ast.AggFunc.AVG:
-        return T.DoubleType()
-    element = _micros(attrs.of(expr.attr)) if expr.attr is not None else T.LongType()
-    if expr.func is ast.AggFunc.SUM:
-        return T.LongType() if isinstance(element, _INTEGRAL) else T.DoubleType()
-    return _widen(element)
+    if vt.kind == "attr" and vt.attr is not None:
+        return attrs.of(vt.attr)
+    if vt.kind == "widened" and vt.attr is not None:
+        return _widen(_micros(attrs.of(vt.attr)))
+    if vt.kind == "number":
+        operands = [_micros(spark_type(o, attrs)) for o in vt.operands]
+        return T.LongType() if all(isinstance(o, _INTEGRAL) for o in operands) else T.DoubleType()
+    raise ValueError(f"unknown value type {vt}")
 
 
 def _widen(dtype: T.DataType) -> T.DataType:
@@ -194,18 +176,3 @@ def _widen(dtype: T.DataType) -> T.DataType:
 def _micros(dtype: T.DataType) -> T.DataType:
     """Datetimes take part in arithmetic as microseconds since the epoch."""
     return T.LongType() if isinstance(dtype, T.TimestampType | T.TimestampNTZType) else dtype
-
-
-def _numeric(dtype: T.DataType) -> T.DataType:
-    dtype = _micros(dtype)
-    return T.LongType() if isinstance(dtype, _INTEGRAL) else T.DoubleType()
-
-
-def _literal_type(value: object) -> T.DataType:
-    if isinstance(value, bool):
-        return T.BooleanType()
-    if isinstance(value, int):
-        return T.LongType()
-    if isinstance(value, float):
-        return T.DoubleType()
-    return T.StringType()

@@ -46,7 +46,6 @@ from pyspark.sql.types import StructType
 
 import kleene
 from kleene.collapsed import Result
-from kleene.lang.ast import OutputFormat
 from kleene.match import RejectedEvent
 from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._decode import (
@@ -70,6 +69,7 @@ from kleene.spark._schema import MatchSchema, build_match_schema
 from kleene.spark._session import use_this_python
 from kleene.spark._slicing import SLICE, boundaries, placed_slice_column, with_slices
 from kleene.spark._worker import GroupMatcher
+from kleene.vocabulary import OutputFormat
 
 Method = Literal["map", "group"]
 
@@ -231,11 +231,11 @@ def match(
             else:
                 note = "not sliced: the time span is too short for more than one slice"
 
-    schema = build_match_schema(q.ast, q.return_names, prepared.schema, columns)
+    schema = build_match_schema(q.plan, prepared.schema, columns)
     collapsed = q.output is OutputFormat.COLLAPSED
     rows: RowLayout = schema
     if collapsed:
-        rows = build_collapsed_schema(q.ast, q.kleene_variables, prepared.schema, columns)
+        rows = build_collapsed_schema(q.plan, prepared.schema, columns)
     order = [columns.time_field, POS] if columns.time_field in df.columns else [POS]
 
     def run(worker: GroupMatcher) -> DataFrame:

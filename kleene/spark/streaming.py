@@ -44,7 +44,6 @@ from pyspark.sql.streaming import StreamingQuery
 
 import kleene
 from kleene.errors import EventError
-from kleene.lang.ast import OutputFormat
 from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._prepare import INTERNAL_PREFIX, key_columns, with_key
 from kleene.spark._processor import MICROS_COLUMN, MatchProcessor
@@ -62,6 +61,7 @@ from kleene.spark._rows import (
 from kleene.spark._schema import build_match_schema
 from kleene.spark._session import ROCKSDB_PROVIDER, active_session
 from kleene.spark.sources import read_event_stream
+from kleene.vocabulary import OutputFormat
 
 WATERMARK_COLUMN = "kleene__wts"
 ALL_KEY = "kleene__all"
@@ -167,9 +167,9 @@ def match_stream(
         timed = timed.withColumn(ALL_KEY, F.lit(0))
         group_cols = [ALL_KEY]
 
-    schema: RowLayout = build_match_schema(q.ast, q.return_names, events.schema, columns)
+    schema: RowLayout = build_match_schema(q.plan, events.schema, columns)
     if q.output is OutputFormat.COLLAPSED:
-        schema = build_collapsed_schema(q.ast, q.kleene_variables, events.schema, columns)
+        schema = build_collapsed_schema(q.plan, events.schema, columns)
     out_schema = combined_schema(schema)
     processor = MatchProcessor(spec, schema, datetime_time)
     output = timed.groupBy(*group_cols).transformWithStateInPandas(

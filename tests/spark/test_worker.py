@@ -39,9 +39,7 @@ def test_map_batches_carries_a_group_across_batches() -> None:
     spec, q = resolve_query(QUERY, time_field=None, type_field=None, id_field=None, options={})
     table = events.append_column(POS, events["id"]).append_column("kleene__k0", events["symbol"])
     ordered = table.sort_by([("kleene__k0", "ascending"), ("timestamp", "ascending")])
-    schema = build_match_schema(
-        q.ast, q.return_names, from_arrow_schema(table.schema), spec.columns
-    )
+    schema = build_match_schema(q.plan, from_arrow_schema(table.schema), spec.columns)
     worker = GroupMatcher(spec, schema, ("kleene__k0",), ())
     # batches of 700 rows: every symbol's rows span several batches
     out = pa.Table.from_batches(list(worker.map_batches(iter(ordered.to_batches(700)))))
@@ -92,8 +90,8 @@ def test_collapsed_results_are_owned_by_one_slice(expand: bool) -> None:
     cuts = tuple(float(t) for t in range(100, 1500, 97))
     table = events.append_column(POS, events["id"])
     arrow_schema = from_arrow_schema(table.schema)
-    schema = build_match_schema(q.ast, q.return_names, arrow_schema, spec.columns)
-    rows_layout = build_collapsed_schema(q.ast, q.kleene_variables, arrow_schema, spec.columns)
+    schema = build_match_schema(q.plan, arrow_schema, spec.columns)
+    rows_layout = build_collapsed_schema(q.plan, arrow_schema, spec.columns)
     layout = schema if expand else rows_layout
     worker = GroupMatcher(spec, layout, (SLICE,), cuts, expand=expand)
     bounds = [float("-inf"), *cuts, float("inf")]

@@ -27,7 +27,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from kleene.compiler.plan import Plan, State
-from kleene.lang.ast import Strategy
 from kleene.runtime.core import Completion, expire
 from kleene.runtime.limits import run_limit
 from kleene.runtime.nfa.buffer import Origins, SharedMatchBuffer, check_origins
@@ -41,6 +40,7 @@ from kleene.runtime.snapshot import (
     partition_key,
     sequence,
 )
+from kleene.vocabulary import Strategy
 
 # (state, V, start time, start position, origins)
 Run = tuple[int, tuple[Any, ...], Any, int, Origins]

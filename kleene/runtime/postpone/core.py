@@ -30,7 +30,6 @@ from typing import Any
 
 from kleene.compiler.consistency import FALSE_VALUE
 from kleene.compiler.plan import Plan, State
-from kleene.lang.ast import Strategy
 from kleene.runtime.core import Completion, Intermediate, expire
 from kleene.runtime.limits import run_limit
 from kleene.runtime.postpone.construct import Anchor, Constructor, Segment
@@ -45,6 +44,7 @@ from kleene.runtime.snapshot import (
     partition_key,
     sequence,
 )
+from kleene.vocabulary import Strategy
 
 
 class Candidates(list[tuple[int, tuple[Any, ...], bool]]):

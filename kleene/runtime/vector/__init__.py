@@ -11,10 +11,17 @@ runs of section 5.2 become array entries moved one component at a time with cumu
 searches (:mod:`.search`). Only the matches are built as Python objects; RETURN values
 come from replaying a match's edges to get its computation-state vector (section
 5.2.1). Runs still alive at a batch's end are carried to the next batch as the tail of
-their partition (:mod:`.core`). :func:`support` says which plans this applies to.
+their partition (:mod:`.core`). The compiler's shape pass (:mod:`kleene.compiler.shape`)
+decides which plans this applies to and sorts their conjuncts; :func:`support` reads
+its verdict.
 """
 
+from kleene.compiler.plan import Plan
 from kleene.runtime.vector.core import VectorCore
-from kleene.runtime.vector.shape import support
 
 __all__ = ["VectorCore", "support"]
+
+
+def support(plan: Plan) -> str | None:
+    """None when the vectorized evaluation takes the plan, else why not."""
+    return plan.shape.declined

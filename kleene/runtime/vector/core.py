@@ -31,7 +31,6 @@ import numpy as np
 from kleene.compiler import codegen
 from kleene.compiler.plan import Plan
 from kleene.events import EventBatch
-from kleene.lang.ast import OutputFormat
 from kleene.match import Match
 from kleene.runtime.core import BatchHost, Completion
 from kleene.runtime.nfa.engine import NfaEngine, NfaState
@@ -47,7 +46,7 @@ from kleene.runtime.snapshot import (
 from kleene.runtime.vector.frame import Carried, Frame
 from kleene.runtime.vector.masks import compute
 from kleene.runtime.vector.search import Found, TooMany, search
-from kleene.runtime.vector.shape import analyse
+from kleene.vocabulary import OutputFormat
 
 if TYPE_CHECKING:
     from kleene.collapsed import Result
@@ -90,11 +89,13 @@ class VectorState:
 
 
 class VectorCore:
-    """Evaluates plans that :func:`analyse` accepts; no state of its own."""
+    """Evaluates plans whose shape is vectorizable (``plan.shape``, see
+    :mod:`kleene.compiler.shape`); no state of its own."""
 
     def __init__(self, plan: Plan, max_runs: int) -> None:
         self.plan = plan
-        self.shape = analyse(plan)
+        self.shape = plan.shape
+        assert self.shape.vectorizable, self.shape.declined
         self.kleene = [c.kleene for c in self.shape.components]
         self.vars = [c.var for c in self.shape.components]
         self.max_runs = max_runs

@@ -19,10 +19,10 @@ import numpy as np
 
 from kleene.compiler import codegen
 from kleene.compiler.plan import Plan
+from kleene.compiler.shape import CUR, Condition, Shape
 from kleene.lang import ast
 from kleene.runtime.prefilter import GiveUp, Value, as_value, conjunction
 from kleene.runtime.vector.frame import Frame
-from kleene.runtime.vector.shape import CUR, Condition, Shape
 
 RowFn = Callable[[tuple[Any, ...], tuple[Any, ...] | None], bool]
 
