@@ -187,13 +187,7 @@ def match(
         raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
     spark = spark if spark is not None else df.sparkSession
     use_this_python(spark)
-    spec, q = resolve_query(
-        query,
-        time_field=time_field,
-        type_field=type_field,
-        id_field=id_field,
-        options=compile_options,
-    )
+    spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
     columns = spec.columns
     if columns.time_field in df.columns:  # a window's unit needs a known time unit
         q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
