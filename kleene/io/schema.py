@@ -63,16 +63,10 @@ REJECTED_KEYS = ("id", "position", "reason", "record")
 RETURN_PREFIX = "return:"
 
 FIXED_COLUMNS = ("match_id", "partition", "start", "end")
-COLLAPSED_COLUMNS = (
-    "collapsed_id",
-    "partition",
-    "first_fixed",
-    "last_fixed",
-    "start",
-    "end",
-    "exact",
-    "count",
-)
+# a collapsed row: these columns, then one per positive variable, then the trailing ones
+COLLAPSED_LEADING = ("collapsed_id", "partition")
+COLLAPSED_TRAILING = ("first_fixed", "last_fixed", "start", "end", "exact", "count")
+COLLAPSED_COLUMNS = (*COLLAPSED_LEADING, *COLLAPSED_TRAILING)
 REJECTED_COLUMNS = ("id", "reason", "record")
 
 
