@@ -6,13 +6,11 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from kleene.cli._common import EXIT_USAGE, CliError
 from kleene.cli._summary import RunStats
-from kleene.io import Format, MatchSink, RejectedSink, is_json_array, is_stdio, read_events
+from kleene.io import Format, MatchSink, RejectedSink, is_json_array, is_stdio
 from kleene.runtime.ingest import check_column_names
 
 if TYPE_CHECKING:
@@ -51,7 +49,7 @@ def run_spark(
     before = time.perf_counter()
     session = kspark.session(args.master)
     stats.startup_seconds = time.perf_counter() - before
-    frame = _spark_read(session, args.input, input_format, args.schema)
+    frame = kspark.read_event_file(session, args.input, input_format, args.schema)
     if frame.columns:  # an empty file has none
         check_column_names([query.plan], frame.columns, query.fields)
     result = kspark.match(
@@ -71,16 +69,3 @@ def run_spark(
         stats.notes.append(result.layout.note)
     matches.add(found)
     rejected.add(dropped)
-
-
-def _spark_read(session: Any, path: str, fmt: Format, schema: str | None = None) -> Any:
-    """The input as a Spark DataFrame. A CSV or JSON lines file is read by kleene's own
-    reader (the same column types and order, and for CSV the same bad-cell reasons, as
-    the local engine), then handed to Spark; a JSON lines file whose fields mix value
-    kinds is read by Spark, its columns in the file's order."""
-    if fmt is Format.PARQUET:
-        return session.read.parquet(path)
-    events = read_events(path, fmt, schema=schema)
-    if isinstance(events, pa.Table):
-        return session.createDataFrame(events)
-    return session.read.json(path).select(*[str(c) for c in events.columns])

@@ -1,22 +1,39 @@
 """Build an NFA^b plan from a validated query (SIGMOD 2008, section 3.2, steps 1-6).
 
-Step 1 lays out the states from PATTERN; step 2 places each CNF conjunct on the edge of
-its last identifier; step 3 (ignore formulas) and steps 4-5 (the window, checked on
-every edge) are applied by the runtime from ``Plan.strategy`` and ``Plan.window``;
-step 6 (proceed edges peek at the next state's begin formula) likewise. The
-computation-state vector of section 5.2.1 is laid out from the values later formulas
-read.
+The compiler is a sequence of named passes (:data:`PASSES`, in order), each a function
+that reads what earlier passes put in a :class:`Draft` and adds its own part:
+
+1. ``predicates_to_cnf``: WHERE as CNF conjuncts, equivalence tests expanded (step 2);
+2. ``partition_keys``: the equivalence tests' partition and the key runs are indexed by;
+3. ``place_conjuncts``: each conjunct on the edge of its last identifier (step 2);
+4. ``event_layout``: the attributes an event tuple carries, per pattern type;
+5. ``value_kinds``: the kinds the query demands of compared attributes;
+6. ``nfa_structure``: the states and their successors (step 1);
+7. ``state_vector``: the computation-state vector V (section 5.2.1);
+8. ``merge_masks``: what each state and its successors still read (section 5.2.2);
+9. ``edge_formulas``: begin/take/proceed functions, early filters and consistency
+   classes of postponed conjuncts (SIGMOD 2014, sections 5.1-5.2);
+10. ``negation_checks``: one check per negated variable (SIGMOD 2014, section 2.1);
+11. ``return_function``: the RETURN function over the final V;
+12. ``key_positions``: where the key's values sit in each type's event tuples;
+13. ``time_window``: the WITHIN bound (steps 4-5);
+14. ``vectorized_shape``: the vector engine's view of the plan (:mod:`kleene.compiler.shape`).
+
+Step 3 (the ignore formulas) and the peek of step 6 depend only on ``Plan.strategy`` and
+the next state's begin edge; the runtime applies them, and checks the window on every
+edge (step 5).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from kleene.compiler import cnf, codegen
+from kleene.compiler import cnf, codegen, edgecode
 from kleene.compiler.analysis import (
     Conjunct,
-    Phase,
+    PartitionKey,
     choose_key,
     expand_equivalence,
     infer_partition_key,
@@ -27,10 +44,13 @@ from kleene.compiler.analysis import (
 from kleene.compiler.consistency import classify
 from kleene.compiler.expr import Kind
 from kleene.compiler.groups import Edge, Link, check_groups
-from kleene.compiler.plan import NegatedEvent, Negation, Plan, State
+from kleene.compiler.kinds import kind_lookup
+from kleene.compiler.kinds import value_kinds as _value_kinds
+from kleene.compiler.plan import Negation, Plan, State
 from kleene.compiler.returns import return_items, window_text
-from kleene.compiler.shape import vector_shape
+from kleene.compiler.shape import Shape, vector_shape
 from kleene.compiler.slots import Slot, SlotLayout
+from kleene.compiler.structure import nfa_states
 from kleene.lang import ast, to_text
 from kleene.lang import expr_to_text as _text
 
@@ -57,6 +77,282 @@ def equivalence_conjuncts(query: ast.Query) -> list[ast.Expr]:
     ]
 
 
+@dataclass
+class Draft:
+    """A plan under construction: each pass fills the fields it names."""
+
+    query: ast.Query
+    text: str
+    strategy: ast.Strategy
+    output: ast.OutputFormat
+    exprs: list[ast.Expr] = field(default_factory=list)
+    partition: PartitionKey | None = None
+    key: PartitionKey | None = None
+    routed: bool = False
+    conjuncts: list[Conjunct] = field(default_factory=list)
+    used: dict[str, set[str]] = field(default_factory=dict)  # variable -> attributes read
+    attributes: tuple[str, ...] = ()  # event tuple layout after (type, timestamp, id)
+    edges: list[Edge] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    negated: dict[str, list[ast.Expr]] = field(default_factory=dict)  # negated var -> conjuncts
+    layout: SlotLayout = field(default_factory=lambda: SlotLayout(()))
+    read_at: list[list[Slot]] = field(default_factory=list)  # per state: the slots it reads
+    final_reads: list[Slot] = field(default_factory=list)  # RETURN and negations read these
+    masks: list[tuple[int, ...]] = field(default_factory=list)
+    states: list[State] = field(default_factory=list)
+    negations: tuple[Negation, ...] = ()
+    returns: Callable[[Any], tuple[Any, ...]] | None = None
+    key_index: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    common_key_index: tuple[int, ...] = ()
+    window: float | None = None
+    kind_groups: dict[tuple[str, str], int] = field(default_factory=dict)
+    group_kinds: dict[int, str] = field(default_factory=dict)
+    shape: Shape | None = None
+
+    def kind_of(self, var: str, attr: str) -> Kind:
+        """What admission guarantees about ``var.attr``'s values (:mod:`kinds`)."""
+        return kind_lookup(self.query.pattern, self.kind_groups, self.group_kinds)(var, attr)
+
+    def attr_index(self, attr: str) -> int:
+        """The position of an attribute in an event tuple (type, timestamp, id, ...)."""
+        return 3 + self.attributes.index(attr)
+
+    def slot_code(self, slot: Slot) -> str:
+        return f"V[{self.layout.index(slot)}]"
+
+    def context(self, var: str | None, kind: str) -> codegen.Context:
+        return codegen.Context(var, kind, self.slot_code, self.attr_index, self.kind_of)
+
+
+def predicates_to_cnf(d: Draft) -> None:
+    """Step 2, first half: WHERE rewritten to CNF, ``[attr]`` expanded to equalities."""
+    d.exprs = conjuncts_of(d.query)
+
+
+def partition_keys(d: Draft) -> None:
+    """The partition formed by the equivalence tests (SIGMOD 2008, section 2), and the
+    key runs are indexed by where that cannot change a result (``choose_key``)."""
+    pattern = d.query.pattern
+    d.partition = infer_partition_key(equivalence_conjuncts(d.query), pattern)
+    d.key, d.routed = choose_key(d.partition, d.exprs, pattern, d.strategy, d.output)
+
+
+def place_conjuncts(d: Draft) -> None:
+    """Step 2, second half: each conjunct placed by its last identifier; equalities the
+    key routing already implies are marked so no edge checks them again."""
+    pattern = d.query.pattern
+    d.conjuncts = [
+        Conjunct(e, place(e, pattern), d.routed and is_key_equality(e, d.key, pattern))
+        for e in d.exprs
+    ]
+
+
+def event_layout(d: Draft) -> None:
+    """The attributes each variable's formulas and RETURN read; an event tuple is
+    ``(type, timestamp, id, *attributes)``."""
+    query = d.query
+    d.used = {
+        c.var: set().union(
+            *(codegen.event_attrs(x, c.var) for x in d.exprs),
+            *(codegen.event_attrs(r.expr, c.var) for r in query.returns),
+        )
+        for c in query.pattern.components
+    }
+    key_attrs: set[str] = set()
+    if d.key is not None:
+        key_attrs = {a for cls in d.key.attrs for a in cls.values()} | set(d.key.common)
+    d.attributes = tuple(sorted(set().union(*d.used.values()) | key_attrs))
+
+
+def nfa_structure(d: Draft) -> None:
+    """Step 1: the states the PATTERN clause determines, their edges' conjuncts and
+    successors (:mod:`kleene.compiler.structure`)."""
+    pattern = d.query.pattern
+    check_groups(pattern, d.strategy, d.text)
+    d.edges, d.links = nfa_states(pattern.positive, d.conjuncts, multi_groups(pattern))
+
+
+def state_vector(d: Draft) -> None:
+    """SIGMOD 2008, section 5.2.1: the slots of V, every value a later edge formula, a
+    negation check or RETURN reads."""
+    pattern = d.query.pattern
+    d.read_at = []
+    for kind, _ci, comp, conds, end in d.edges:
+        reads = [s for cond in conds for s in codegen.slots_needed(cond, comp.var, kind)]
+        reads += [s for cond in end for s in codegen.slots_needed(cond, None, "rest")]
+        d.read_at.append(reads)
+    d.negated = {
+        comp.var: [c.expr for c in d.conjuncts if c.placement.negated == comp.var]
+        for comp in pattern.negative
+    }
+    negated_vars = set(d.negated)
+    d.final_reads = [
+        s
+        for var, conds in d.negated.items()
+        for cond in conds
+        for s in codegen.slots_needed(cond, var, "single")
+        if s[1] not in negated_vars
+    ]
+    for item in d.query.returns:
+        d.final_reads += codegen.slots_needed(item.expr, None, "rest")
+    needed = [s for reads in d.read_at for s in reads] + d.final_reads
+    d.layout = SlotLayout(tuple(dict.fromkeys(needed)))
+
+
+def merge_masks(d: Draft) -> None:
+    """SIGMOD 2008, section 5.2.2: per state, the V columns it and its successors still
+    read (plus what RETURN and the negation checks read from the final V); runs equal
+    on them are equivalent and merge."""
+    later = {d.layout.index(s) for s in d.final_reads}
+    masks: list[tuple[int, ...]] = []
+    for reads in reversed(d.read_at):
+        later |= {d.layout.index(s) for s in reads}
+        masks.append(tuple(sorted(later)))
+    masks.reverse()
+    for k, (_then, _exit, head) in enumerate(d.links):
+        if head is not None:  # a group's loop: every rest state reads what its head does
+            masks[k] = masks[head]
+    d.masks = masks
+
+
+def edge_formulas(d: Draft) -> None:
+    """Step 2's formulas compiled per state: the begin/take edge, its relaxed form for
+    SASE++ early filters and the consistency classes of its postponed conjuncts (SIGMOD
+    2014, sections 5.1-5.2), and a loop head's proceed formula (step 6)."""
+    d.states = [_state(d, index, edge) for index, edge in enumerate(d.edges)]
+
+
+def _state(d: Draft, index: int, edge_spec: Edge) -> State:
+    kind, ci, comp, conds, end = edge_spec
+    # single-event properties first: they read only the event, so they are cheap and
+    # can be evaluated over a whole batch; relationships read the state vector too
+    properties = [c for c in conds if not codegen.slots_needed(c, comp.var, kind)]
+    conds = properties + [c for c in conds if codegen.slots_needed(c, comp.var, kind)]
+    ctx = d.context(comp.var, kind)
+    edge = edgecode.edge_function(f"edge_{index}", comp, kind, conds, ctx, d.layout, d.attr_index)
+    # SASE++ early filters (section 5.2): the conjuncts that read only the event and
+    # single variables' values hold or fail the same way for every subset of a
+    # Kleene array (true- and false-value consistent), so they can run on the fly
+    early = [c for c in conds if all(map(edgecode.fixed, codegen.slots_needed(c, comp.var, kind)))]
+    relaxed = edgecode.edge_function(
+        f"relaxed_{index}", comp, kind, early, ctx, d.layout, d.attr_index, fixed_only=True
+    )
+    early_ids = {id(c) for c in early}
+    deferred = [c for c in conds if id(c) not in early_ids]
+    tests = (
+        [
+            classify(c, comp.var, d.slot_code, d.attr_index, f"consistency_{index}_{k}")
+            for k, c in enumerate(deferred)
+        ]
+        if kind == "rest"
+        else []
+    )
+    classified = tuple(t for t in tests if t is not None)
+    proceed = None
+    if kind == "rest" and d.links[index][2] is None:  # the loop head proceeds
+        proceed = edgecode.proceed_function(f"proceed_{index}", end, d.context(None, "rest"))
+    return State(
+        index=index,
+        var=comp.var,
+        event_type=comp.event_type,
+        kind=kind,
+        component=ci,
+        edge=edge,
+        relaxed=relaxed,
+        postponed=bool(deferred),
+        consistency=classified,
+        inconsistent=len(deferred) > len(classified),
+        proceed=proceed,
+        last=ci == len(d.query.pattern.positive) - 1,
+        properties=tuple(properties),
+        property_text=tuple(_text(c) for c in properties),
+        edge_text=tuple(_text(c) for c in conds[len(properties) :]),
+        proceed_text=tuple(_text(c) for c in end),
+        then=d.links[index][0],
+        exit=d.links[index][1],
+    )
+
+
+def negation_checks(d: Draft) -> None:
+    """Negated components and sequences (SIGMOD 2008, section 2; SIGMOD 2014, section
+    2.1): one check per negated variable, holding the conjuncts placed on it."""
+    key = d.key
+
+    def keyed(var: str) -> bool:
+        return key is not None and key.covers(var)
+
+    pattern = d.query.pattern
+    d.negations = tuple(
+        edgecode.negation_checks(
+            group, pattern, d.negated, keyed, d.slot_code, d.attr_index, d.kind_of
+        )
+        for group in pattern.negation_groups()
+    )
+
+
+def return_function(d: Draft) -> None:
+    """The RETURN clause (SIGMOD 2008, section 2) as one function over the final V."""
+    exprs = [item.expr for item in d.query.returns]
+    if exprs:
+        d.returns = edgecode.returns_function(exprs, d.context(None, "rest"))
+
+
+def key_positions(d: Draft) -> None:
+    """Per event type, the tuple positions of the run key's values."""
+    if d.key is not None:
+        d.key_index = {
+            t: tuple(d.attr_index(a) for a in attrs) for t, attrs in d.key.by_type.items()
+        }
+        d.common_key_index = tuple(d.attr_index(a) for a in d.key.common)
+
+
+def time_window(d: Draft) -> None:
+    """Steps 4-5: the WITHIN bound, in seconds when it has a unit, else in timestamp
+    units; the runtime checks it on every edge so old runs are pruned early."""
+    within = d.query.within
+    if within is not None:
+        d.window = within.seconds if within.unit else float(within.amount)
+
+
+def value_kinds(d: Draft) -> None:
+    """Kind groups of compared attributes and the kinds the query text demands
+    (:mod:`kleene.compiler.kinds`); the generated code relies on them."""
+    d.kind_groups, d.group_kinds = _value_kinds(d.query)
+
+
+def vectorized_shape(d: Draft) -> None:
+    """The components and conditions the vectorized evaluation needs, or why it
+    declines the plan (:mod:`kleene.compiler.shape`)."""
+    d.shape = vector_shape(
+        d.query,
+        d.exprs,
+        d.states,
+        strategy=d.strategy,
+        output=d.output,
+        key=d.key,
+        routed=d.routed,
+    )
+
+
+PASSES: tuple[Callable[[Draft], None], ...] = (
+    predicates_to_cnf,
+    partition_keys,
+    place_conjuncts,
+    event_layout,
+    value_kinds,
+    nfa_structure,
+    state_vector,
+    merge_masks,
+    edge_formulas,
+    negation_checks,
+    return_function,
+    key_positions,
+    time_window,
+    vectorized_shape,
+)
+"""The compiler passes in the order they run."""
+
+
 def build_plan(
     query: ast.Query,
     text: str,
@@ -64,397 +360,56 @@ def build_plan(
     strategy: ast.Strategy | None = None,
     output: ast.OutputFormat | None = None,
 ) -> Plan:
-    strategy = strategy or query.strategy or ast.DEFAULT_STRATEGY
-    output = output or query.output or ast.OutputFormat.ALL
-    pattern = query.pattern
-    positive = pattern.positive
-    exprs = conjuncts_of(query)
-    partition = infer_partition_key(equivalence_conjuncts(query), pattern)
-    key, routed = choose_key(partition, exprs, pattern, strategy, output)
-    conjuncts = [
-        Conjunct(e, place(e, pattern), routed and is_key_equality(e, key, pattern)) for e in exprs
-    ]
-
-    # Event tuple layout: (type, timestamp, id, *attributes)
-    used = {
-        c.var: set().union(
-            *(codegen.event_attrs(x, c.var) for x in exprs),
-            *(codegen.event_attrs(r.expr, c.var) for r in query.returns),
-        )
-        for c in pattern.components
-    }
-    attributes = sorted(set().union(*used.values()) | _key_attrs(key))
-
-    check_groups(pattern, strategy, text)
-    edges, links = _edges(positive, conjuncts, multi_groups(pattern))
-
-    # Gather the slots every formula reads, then lay out V.
-    needed: list[Slot] = []
-    read_at: list[list[Slot]] = []  # per state: the slots its edges read
-    for kind, _ci, comp, conds, end in edges:
-        reads = [s for cond in conds for s in codegen.slots_needed(cond, comp.var, kind)]
-        reads += [s for cond in end for s in codegen.slots_needed(cond, None, "rest")]
-        read_at.append(reads)
-        needed += reads
-    edge_slots = len(needed)
-    negated_conjuncts = {
-        comp.var: [c.expr for c in conjuncts if c.placement.negated == comp.var]
-        for comp in pattern.negative
-    }
-    negated_vars = {comp.var for comp in pattern.negative}
-    for var, conds in negated_conjuncts.items():
-        for cond in conds:
-            needed += [
-                s for s in codegen.slots_needed(cond, var, "single") if s[1] not in negated_vars
-            ]
-    return_exprs = [item.expr for item in query.returns]
-    for expr in return_exprs:
-        needed += codegen.slots_needed(expr, None, "rest")
-    layout = SlotLayout(tuple(dict.fromkeys(needed)))
-    # Merge masks (section 5.2.2): what a state and its successors still read, plus
-    # what RETURN and the negation checks read from the final vector.
-    final_reads = {layout.index(s) for s in needed[edge_slots:]}
-    masks: list[tuple[int, ...]] = []
-    later: set[int] = set(final_reads)
-    for reads in reversed(read_at):
-        later |= {layout.index(s) for s in reads}
-        masks.append(tuple(sorted(later)))
-    masks.reverse()
-    for k, (_then, _exit, head) in enumerate(links):
-        if head is not None:  # a group's loop: every rest state reads what its head does
-            masks[k] = masks[head]
-
-    attr_position = {attr: 3 + k for k, attr in enumerate(attributes)}
-
-    def attr_index(attr: str) -> int:
-        return attr_position[attr]
-
-    def slot_code(slot: Slot) -> str:
-        return f"V[{layout.index(slot)}]"
-
-    kind_groups, group_kinds = _kinds(query)
-    kind_of = _kind_lookup(pattern, kind_groups, group_kinds)
-
-    states: list[State] = []
-    for index, (kind, ci, comp, conds, end) in enumerate(edges):
-        # single-event properties first: they read only the event, so they are cheap and
-        # can be evaluated over a whole batch; relationships read the state vector too
-        properties = [c for c in conds if not codegen.slots_needed(c, comp.var, kind)]
-        conds = properties + [c for c in conds if codegen.slots_needed(c, comp.var, kind)]
-        ctx = codegen.Context(comp.var, kind, slot_code, attr_index, kind_of)
-        edge = _edge_function(f"edge_{index}", comp, kind, conds, ctx, layout, attr_index)
-        # SASE++ early filters (section 5.2): the conjuncts that read only the event and
-        # single variables' values hold or fail the same way for every subset of a
-        # Kleene array (true- and false-value consistent), so they can run on the fly
-        early = [c for c in conds if all(map(_fixed, codegen.slots_needed(c, comp.var, kind)))]
-        relaxed = _edge_function(
-            f"relaxed_{index}", comp, kind, early, ctx, layout, attr_index, fixed_only=True
-        )
-        early_ids = {id(c) for c in early}
-        deferred = [c for c in conds if id(c) not in early_ids]
-        tests = (
-            [
-                classify(c, comp.var, slot_code, attr_index, f"consistency_{index}_{k}")
-                for k, c in enumerate(deferred)
-            ]
-            if kind == "rest"
-            else []
-        )
-        proceed = None
-        if kind == "rest" and links[index][2] is None:  # the loop head proceeds
-            pctx = codegen.Context(None, "rest", slot_code, attr_index, kind_of)
-            proceed = _proceed_function(f"proceed_{index}", end, pctx)
-        states.append(
-            State(
-                index=index,
-                var=comp.var,
-                event_type=comp.event_type,
-                kind=kind,
-                component=ci,
-                edge=edge,
-                relaxed=relaxed,
-                postponed=bool(deferred),
-                consistency=tuple(t for t in tests if t is not None),
-                inconsistent=len(deferred) > len([t for t in tests if t is not None]),
-                proceed=proceed,
-                last=ci == len(positive) - 1,
-                properties=tuple(properties),
-                property_text=tuple(_text(c) for c in properties),
-                edge_text=tuple(_text(c) for c in conds[len(properties) :]),
-                proceed_text=tuple(_text(c) for c in end),
-                then=links[index][0],
-                exit=links[index][1],
-            )
-        )
-
-    negations = tuple(
-        _negation(group, pattern, negated_conjuncts, key, slot_code, attr_index, kind_of)
-        for group in pattern.negation_groups()
+    """Run :data:`PASSES` over the query, then freeze the result into a :class:`Plan`."""
+    draft = Draft(
+        query,
+        text,
+        strategy or query.strategy or ast.DEFAULT_STRATEGY,
+        output or query.output or ast.OutputFormat.ALL,
     )
+    for compiler_pass in PASSES:
+        compiler_pass(draft)
+    return _plan(draft)
 
-    returns = None
-    if return_exprs:
-        rctx = codegen.Context(None, "rest", slot_code, attr_index, kind_of)
-        body = ", ".join(codegen.expr_code(e, rctx) for e in return_exprs)
-        returns = codegen.build(
-            "def returns(V):\n"
-            f"    try:\n        return ({body},)\n"
-            f"    except {codegen.CAUGHT}:\n        return _fallback(V)\n",
-            "returns",
-            {"_fallback": _safe_returns(return_exprs, rctx)},
-        )
 
-    key_index: dict[str, tuple[int, ...]] = {}
-    common_index: tuple[int, ...] = ()
-    if key is not None:
-        key_index = {t: tuple(attr_index(a) for a in attrs) for t, attrs in key.by_type.items()}
-        common_index = tuple(attr_index(a) for a in key.common)
-
-    window = None
-    if query.within is not None:
-        window = query.within.seconds if query.within.unit else float(query.within.amount)
-
+def _plan(d: Draft) -> Plan:
+    query = d.query
+    assert d.shape is not None  # every pass has run
+    positive = query.pattern.positive
     return Plan(
         query=query,
-        text=text,
+        text=d.text,
         canonical=to_text(query),
-        strategy=strategy,
-        output=output,
-        window=window,
+        strategy=d.strategy,
+        output=d.output,
+        window=d.window,
         window_has_unit=query.within is not None and query.within.unit is not None,
         within=window_text(query.within),
-        states=tuple(states),
-        layout=layout,
-        attributes=tuple(attributes),
-        negations=negations,
-        key=key,
-        partition=partition,
-        routed=routed,
-        key_index=key_index,
-        common_key_index=common_index,
-        returns=returns,
+        states=tuple(d.states),
+        layout=d.layout,
+        attributes=d.attributes,
+        negations=d.negations,
+        key=d.key,
+        partition=d.partition,
+        routed=d.routed,
+        key_index=d.key_index,
+        common_key_index=d.common_key_index,
+        returns=d.returns,
         return_items=return_items(query),
-        required=_required(pattern, used, key if routed else None),
-        kind_groups=kind_groups,
-        group_kinds=group_kinds,
-        merge_masks=tuple(masks),
+        required=_required(query.pattern, d.used, d.key if d.routed else None),
+        kind_groups=d.kind_groups,
+        group_kinds=d.group_kinds,
+        merge_masks=tuple(d.masks),
         positive_vars=tuple(c.var for c in positive),
         kleene_vars=frozenset(c.var for c in positive if c.kleene),
-        shape=vector_shape(
-            query, exprs, states, strategy=strategy, output=output, key=key, routed=routed
-        ),
-        groups=tuple(tuple(m.var for m in g) for g in multi_groups(pattern)),
+        shape=d.shape,
+        groups=tuple(tuple(m.var for m in g) for g in multi_groups(query.pattern)),
     )
 
 
-def _edges(
-    positive: tuple[ast.Component, ...],
-    conjuncts: list[Conjunct],
-    groups: list[tuple[ast.Component, ...]],
-) -> tuple[list[Edge], list[Link]]:
-    """The states (step 1) with the conjuncts placed on them (step 2), and each state's
-    successors: one state per single variable; per Kleene variable, or group
-    ``SEQ(T1 v1, ..., Tm vm)+`` of m members (SIGMOD 2014, 2.1), m first-iteration
-    states v1[1]..vm[1] and m loop states v1[i]..vm[i], the proceed edge at v1[i]."""
-    member_of = {m.var: g for g in groups for m in g}
-    edges: list[Edge] = []
-    spans: list[tuple[int, int]] = []  # per state: (first state of its unit, unit size)
-    ci = 0
-    while ci < len(positive):
-        comp = positive[ci]
-        unit = member_of.get(comp.var, (comp,))
-        live = [
-            c
-            for c in conjuncts
-            if c.placement.negated is None
-            and ci <= c.placement.component < ci + len(unit)
-            and not c.key_equality
-        ]
-
-        def at(k: int, phase: Phase, live: list[Conjunct] = live, ci: int = ci) -> list[Conjunct]:
-            return [
-                c for c in live if c.placement.component == ci + k and c.placement.phase is phase
-            ]
-
-        if not comp.kleene:
-            edges.append(
-                ("single", ci, comp, [c.expr for c in at(0, Phase.FIRST) + at(0, Phase.EACH)], [])
-            )
-            spans.append((len(edges) - 1, 0))
-            ci += 1
-            continue
-        start = len(edges)
-        for k, member in enumerate(unit):
-            first = at(k, Phase.FIRST) + [
-                c for c in at(k, Phase.EACH) if not c.placement.needs_previous
-            ]
-            edges.append(("first", ci + k, member, [c.expr for c in first], []))
-        end = [c.expr for c in live if c.placement.phase is Phase.END]
-        for k, member in enumerate(unit):
-            each = [c.expr for c in at(k, Phase.EACH)]
-            edges.append(("rest", ci + k, member, each, end if k == 0 else []))
-        spans += [(start, len(unit))] * (2 * len(unit))
-        ci += len(unit)
-    links: list[Link] = []
-    for index, (start, size) in enumerate(spans):
-        after = start + 2 * size if size else start + 1
-        exit_ = after if after < len(edges) else None
-        if size == 0:
-            links.append((exit_, None, None))
-            continue
-        head = start + size
-        # first iteration v_j[1] -> v_j+1[1], v_m[1] -> v_1[i]; loop v_j[i] -> v_j+1[i],
-        # v_m[i] -> v_1[i]
-        then = index + 1 if index < head + size - 1 else head
-        links.append((then, exit_ if index == head else None, head if index > head else None))
-    return edges, links
-
-
-def _key_attrs(key: Any) -> set[str]:
-    if key is None:
-        return set()
-    return {a for cls in key.attrs for a in cls.values()} | set(key.common)
-
-
-def _edge_function(
-    name: str,
-    comp: ast.Component,
-    kind: str,
-    conds: list[ast.Expr],
-    ctx: codegen.Context,
-    layout: SlotLayout,
-    attr_index: Callable[[str], int],
-    *,
-    fixed_only: bool = False,
-) -> Any:
-    lines = [f"def {name}(e, V):", f"    if e[0] != {comp.event_type!r}: return None"]
-    lines += codegen.conjunction_lines([codegen.expr_code(c, ctx) for c in conds], "return None")
-    update = _update_code(comp.var, kind, layout, attr_index, fixed_only=fixed_only)
-    if update is None:
-        lines.append("    return V")
-    else:
-        lines += [
-            "    try:",
-            f"        return {update}",
-            f"    except {codegen.CAUGHT}: return None",
-        ]
-    return codegen.build("\n".join(lines) + "\n", name)
-
-
-def _fixed(slot: Slot) -> bool:
-    """Slots whose value does not depend on which Kleene elements a match picks: a
-    single variable's attributes."""
-    return slot[0] == "attr" and slot[2] == "single"
-
-
-def _update_code(
-    var: str,
-    kind: str,
-    layout: SlotLayout,
-    attr_index: Callable[[str], int],
-    *,
-    fixed_only: bool = False,
-) -> str | None:
-    """The new V after selecting an event for ``var`` (section 5.2.1); with
-    ``fixed_only``, only the slots that are set once."""
-    mine = {i: s for i, s in layout.for_var(var) if _fixed(s) or not fixed_only}
-    if not mine:
-        return None
-
-    def field(attr: str) -> str:
-        return codegen.event_field(attr, attr_index)
-
-    cols = []
-    for i, slot in enumerate(layout.slots):
-        if i not in mine:
-            cols.append(f"V[{i}]")
-            continue
-        op = slot[0]
-        begin = kind in ("single", "first")
-        if op == "attr":
-            which = slot[2]
-            cols.append(field(slot[3]) if begin or which == "last" else f"V[{i}]")
-        elif op == "count":
-            cols.append("1" if begin else f"V[{i}] + 1")
-        elif op == "sum":
-            cols.append(field(slot[2]) if begin else f"V[{i}] + {field(slot[2])}")
-        else:  # min / max
-            f = field(slot[2])
-            cmp = "<" if op == "min" else ">"
-            cols.append(f if begin else f"({f} if {f} {cmp} V[{i}] else V[{i}])")
-    return "(" + ", ".join(cols) + ",)"
-
-
-def _proceed_function(name: str, conds: list[ast.Expr], ctx: codegen.Context) -> Any:
-    lines = [f"def {name}(V):"]
-    lines += codegen.conjunction_lines([codegen.expr_code(c, ctx) for c in conds], "return False")
-    lines.append("    return True")
-    return codegen.build("\n".join(lines) + "\n", name)
-
-
-def _negation(
-    group: tuple[ast.Component, ...],
-    pattern: ast.Seq,
-    conjuncts: dict[str, list[ast.Expr]],
-    key: Any,
-    slot_code: Callable[[Slot], str],
-    attr_index: Callable[[str], int],
-    kind_of: Callable[[str, str], Kind],
-) -> Negation:
-    """A negated component or sequence: one check per variable, holding the conjuncts
-    whose last negated identifier it is; earlier members are read from ``P``."""
-    positive = [c.var for c in pattern.positive]
-    first = pattern.components.index(group[0])
-    last = pattern.components.index(group[-1])
-    before_vars = [c.var for c in pattern.components[:first] if not c.negated]
-    after_vars = [c.var for c in pattern.components[last + 1 :] if not c.negated]
-    earlier = {m.var: k for k, m in enumerate(group)}
-
-    def member_slot(slot: Slot) -> str:
-        if slot[1] in earlier:  # ("attr", var, "single", attr) of an earlier member
-            return f"P[{earlier[slot[1]]}][{codegen.field_index(slot[3], attr_index)}]"
-        return slot_code(slot)
-
-    members = []
-    for comp in group:
-        conds = conjuncts[comp.var]
-        ctx = codegen.Context(comp.var, "single", member_slot, attr_index, kind_of)
-        name = f"negation_{comp.var}"
-        lines = [f"def {name}(e, V, P):", f"    if e[0] != {comp.event_type!r}: return False"]
-        lines += codegen.conjunction_lines(
-            [codegen.expr_code(c, ctx) for c in conds], "return False"
-        )
-        lines.append("    return True")
-        members.append(
-            NegatedEvent(
-                var=comp.var,
-                event_type=comp.event_type,
-                check=codegen.build("\n".join(lines) + "\n", name),
-                keyed=key is not None and key.covers(comp.var),
-                text=tuple(_text(c) for c in conds),
-            )
-        )
-    return Negation(
-        members=tuple(members),
-        before=positive.index(before_vars[-1]) if before_vars else None,
-        after=positive.index(after_vars[0]) if after_vars else None,
-    )
-
-
-def _safe_returns(exprs: list[ast.Expr], ctx: codegen.Context) -> Callable[[Any], tuple[Any, ...]]:
-    """Per-item evaluation when the fast path raised: a failing item returns None."""
-    items = [
-        codegen.build(
-            f"def item(V):\n    try:\n        return {codegen.expr_code(e, ctx)}\n"
-            f"    except {codegen.CAUGHT}:\n        return None\n",
-            "item",
-        )
-        for e in exprs
-    ]
-    return lambda V: tuple(f(V) for f in items)
-
-
-def _required(pattern: ast.Seq, used: dict[str, set[str]], key: Any) -> dict[str, tuple[str, ...]]:
+def _required(
+    pattern: ast.Seq, used: dict[str, set[str]], key: PartitionKey | None
+) -> dict[str, tuple[str, ...]]:
     """Attributes each pattern type's events must carry to take part in matching."""
     req: dict[str, set[str]] = {c.event_type: set() for c in pattern.components}
     for comp in pattern.components:
@@ -463,83 +418,3 @@ def _required(pattern: ast.Seq, used: dict[str, set[str]], key: Any) -> dict[str
         for t, attrs in key.by_type.items():
             req.setdefault(t, set()).update(attrs)
     return {t: tuple(sorted(a)) for t, a in req.items()}
-
-
-def _kinds(query: ast.Query) -> tuple[dict[tuple[str, str], int], dict[int, str]]:
-    """Kind groups of (type, attribute): attributes compared with each other share a
-    group; a group's kind is fixed where the query text shows it (arithmetic, sum/avg,
-    comparison with a literal), otherwise learned from the first event."""
-    types = {c.var: c.event_type for c in query.pattern.components}
-    parent: dict[tuple[str, str], tuple[str, str]] = {}
-    demanded: dict[tuple[str, str], str] = {}
-
-    def find(x: tuple[str, str]) -> tuple[str, str]:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            x = parent[x]
-        return x
-
-    def leaves(node: ast.Expr) -> list[tuple[str, str]]:
-        if isinstance(node, ast.AttrRef) and node.attr not in codegen.FIXED_FIELDS:
-            return [(types[node.var], node.attr)]
-        if (
-            isinstance(node, ast.Aggregate)
-            and node.attr
-            and node.func in (ast.AggFunc.MIN, ast.AggFunc.MAX)
-        ):
-            return [(types[node.var], node.attr)]
-        return []
-
-    def static(node: ast.Expr) -> str | None:
-        if isinstance(node, ast.Literal) and not isinstance(node.value, bool):
-            return "string" if isinstance(node.value, str) else "number"
-        if isinstance(node, ast.Binary) and node.op.is_arithmetic:
-            return "number"
-        if isinstance(node, ast.Unary) and node.op is ast.UnOp.NEG:
-            return "number"
-        if isinstance(node, ast.LenRef):
-            return "number"
-        if isinstance(node, ast.Aggregate) and node.func not in (ast.AggFunc.MIN, ast.AggFunc.MAX):
-            return "number"
-        return None
-
-    for node in query.walk():
-        if isinstance(node, ast.Binary) and (node.op.is_arithmetic or node.op.is_comparison):
-            group = leaves(node.left) + leaves(node.right)
-            for other in group[1:]:
-                parent[find(other)] = find(group[0])
-            kind = "number" if node.op.is_arithmetic else static(node.left) or static(node.right)
-            for leaf in group:
-                find(leaf)
-                if kind:
-                    demanded.setdefault(leaf, kind)
-        elif isinstance(node, ast.Unary) and node.op is ast.UnOp.NEG:
-            for leaf in leaves(node.operand):
-                demanded.setdefault(find(leaf), "number")
-        elif isinstance(node, ast.Aggregate) and node.attr and static(node) == "number":
-            demanded.setdefault((types[node.var], node.attr), "number")
-            find((types[node.var], node.attr))
-    for ref in query.find(ast.AttrRef):
-        if ref.attr not in codegen.FIXED_FIELDS:
-            find((types[ref.var], ref.attr))
-    roots = {root: k for k, root in enumerate(sorted({find(x) for x in parent}))}
-    group_of = {x: roots[find(x)] for x in parent}
-    group_kind: dict[int, str] = {}
-    for leaf, kind in demanded.items():
-        group_kind.setdefault(group_of[leaf], kind)
-    return group_of, group_kind
-
-
-def _kind_lookup(
-    pattern: ast.Seq, kind_groups: dict[tuple[str, str], int], group_kinds: dict[int, str]
-) -> Callable[[str, str], Kind]:
-    """What admission guarantees about ``var.attr``'s values: the kind the query text
-    demands of its kind group, if any."""
-    types = {c.var: c.event_type for c in pattern.components}
-
-    def kind_of(var: str, attr: str) -> Kind:
-        group = kind_groups.get((types[var], attr))
-        demanded = group_kinds.get(group) if group is not None else None
-        return Kind(demanded) if demanded else Kind.ANY
-
-    return kind_of

@@ -1,7 +1,7 @@
 """Kleene closure of a nested sequence, ``SEQ(B b, C c)+`` (SIGMOD 2014, section 2.1).
 
 The core language L is closed under Kleene closure of a whole pattern. A group of m
-single-event members compiles to 2m NFA^b states (see :func:`kleene.compiler.build`):
+single-event members compiles to 2m NFA^b states (see :mod:`kleene.compiler.structure`):
 the first iteration ``v1[1] .. vm[1]`` (begin edges), then the loop ``v1[i] .. vm[i]``
 (take edges) whose head ``v1[i]`` holds the proceed edge. Only skip till any match is
 supported, where every valid selection is a match (SIGMOD 2008, section 2).

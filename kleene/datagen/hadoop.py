@@ -59,6 +59,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from kleene.datagen._checks import at_least, bounds, positive, probability
+
 EVENT_TYPES = (
     "JobStart",
     "Mapper",
@@ -96,20 +98,14 @@ class HadoopParams:
 
     def validate(self) -> None:
         """Raise ValueError when a parameter is out of its domain."""
-        if self.jobs < 0:
-            raise ValueError(f"jobs must be >= 0, got {self.jobs}")
-        if self.nodes < 1:
-            raise ValueError(f"nodes must be >= 1, got {self.nodes}")
-        for name, (low, high) in (("mappers", self.mappers), ("reducers", self.reducers)):
-            if not 1 <= low <= high:
-                raise ValueError(f"{name} range must satisfy 1 <= low <= high, got {low, high}")
+        at_least("jobs", self.jobs, 0)
+        at_least("nodes", self.nodes, 1)
+        bounds("mappers", self.mappers, 1)
+        bounds("reducers", self.reducers, 1)
         for name in ("job_interval", "mapper_period", "reducer_period", "pull_period"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
-        if self.load_interval < 0.001:
-            raise ValueError(f"load_interval must be >= 0.001 s, got {self.load_interval}")
-        if not 0.0 <= self.straggler_prob <= 1.0:
-            raise ValueError(f"straggler_prob must be in [0, 1], got {self.straggler_prob}")
+            positive(name, getattr(self, name))
+        at_least("load_interval (s)", self.load_interval, 0.001)
+        probability("straggler_prob", self.straggler_prob)
 
 
 def generate(
@@ -134,20 +130,21 @@ def generate(
     job yields about 260 events and Ganglia adds ``nodes`` LoadStd samples every
     ``load_interval`` seconds. The same parameters and seed always give the same table.
     """
-    params = HadoopParams(
-        jobs=jobs,
-        nodes=nodes,
-        seed=seed,
-        mappers=mappers,
-        reducers=reducers,
-        job_interval=job_interval,
-        mapper_period=mapper_period,
-        reducer_period=reducer_period,
-        pull_period=pull_period,
-        straggler_prob=straggler_prob,
-        load_interval=load_interval,
+    return generate_table(
+        HadoopParams(
+            jobs,
+            nodes,
+            seed,
+            mappers,
+            reducers,
+            job_interval,
+            mapper_period,
+            reducer_period,
+            pull_period,
+            straggler_prob,
+            load_interval,
+        )
     )
-    return generate_table(params)
 
 
 def generate_table(params: HadoopParams) -> pa.Table:
@@ -191,6 +188,17 @@ def _ranks_within(sizes: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) - np.repeat(starts, sizes)
 
 
+@dataclass
+class _Tasks:
+    """The mappers or the reducers of all jobs as parallel columns (times in ms)."""
+
+    job: np.ndarray  # index of each task's job
+    task: np.ndarray  # task id
+    node: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+
 def _job_events(p: HadoopParams, rng: np.random.Generator) -> list[_Part]:
     n_jobs = p.jobs
     job_ids = np.arange(1, n_jobs + 1, dtype=np.int64)
@@ -198,110 +206,107 @@ def _job_events(p: HadoopParams, rng: np.random.Generator) -> list[_Part]:
     submit = np.cumsum(np.maximum(gaps, 1))
     n_map = rng.integers(p.mappers[0], p.mappers[1] + 1, size=n_jobs)
     n_red = rng.integers(p.reducers[0], p.reducers[1] + 1, size=n_jobs)
+    maps, map_out = _mappers(p, rng, submit, n_map)
+    reds = _reducers(p, rng, maps, n_map, n_red)
+    pull_red, part, fetch, pull_end = _pulls(p, rng, maps, map_out, reds, n_map, n_red)
 
-    # mappers: launched four at a time, 250 ms apart, after a 1-3 s set-up
-    map_job = np.repeat(np.arange(n_jobs), n_map)
+    last_pull = np.zeros(reds.task.size, dtype=np.int64)
+    np.maximum.at(last_pull, pull_red, pull_end)
+    reds.end = last_pull + _lognormal_ms(rng, p.reducer_period, 0.5, reds.task.size)
+    job_last = np.zeros(n_jobs, dtype=np.int64)
+    np.maximum.at(job_last, reds.job, reds.end)
+    job_end = job_last + rng.integers(500, 2001, size=n_jobs)
+
+    mapper = (job_ids[maps.job], maps.task, maps.node)
+    reducer = (job_ids[reds.job], reds.task, reds.node)
+    puller = (reducer[0][pull_red], reds.task[pull_red], reds.node[pull_red])
+    return [
+        _Part("JobStart", _RANK["JobStart"], submit, job_id=job_ids),
+        _task_part("Mapper", maps.end, mapper, period=maps.end - maps.start, size=map_out),
+        _task_part("DataIO", maps.end, mapper, size=map_out),
+        _task_part("ReducerStart", reds.start, reducer),
+        _task_part("DataPull", pull_end, puller, period=fetch, size=part),
+        _task_part("DataIO", pull_end, puller, size=-part, rank=_RANK_PULL_IO),
+        _task_part("ReducerEnd", reds.end, reducer, period=reds.end - reds.start),
+        _Part("JobEnd", _RANK["JobEnd"], job_end, job_id=job_ids),
+    ]
+
+
+def _task_part(
+    name: str,
+    time: np.ndarray,
+    who: tuple[np.ndarray, np.ndarray, np.ndarray],
+    *,
+    period: np.ndarray | None = None,
+    size: np.ndarray | None = None,
+    rank: int | None = None,
+) -> _Part:
+    """Events about tasks: ``who`` gives each event's job id, task id and node."""
+    job_id, task_id, node = who
+    rank = _RANK[name] if rank is None else rank
+    return _Part(name, rank, time, job_id, task_id, node, period=period, bytes=size)
+
+
+def _mappers(
+    p: HadoopParams, rng: np.random.Generator, submit: np.ndarray, n_map: np.ndarray
+) -> tuple[_Tasks, np.ndarray]:
+    """Mappers, launched four at a time 250 ms apart after a 1-3 s set-up, and the bytes
+    each outputs."""
+    map_job = np.repeat(np.arange(p.jobs), n_map)
     n_mappers = map_job.size
-    setup = rng.integers(1000, 3001, size=n_jobs)
+    setup = rng.integers(1000, 3001, size=p.jobs)
     launch = (_ranks_within(n_map) // 4) * 250 + rng.integers(0, 250, size=n_mappers)
-    map_start = submit[map_job] + setup[map_job] + launch
-    map_end = map_start + _lognormal_ms(rng, p.mapper_period, 0.4, n_mappers)
-    map_node = rng.integers(1, p.nodes + 1, size=n_mappers)
-    map_out = np.rint(rng.lognormal(np.log(64 * _MIB), 0.5, size=n_mappers)).astype(np.int64)
-    map_task = np.arange(n_mappers, dtype=np.int64)
+    start = submit[map_job] + setup[map_job] + launch
+    end = start + _lognormal_ms(rng, p.mapper_period, 0.4, n_mappers)
+    node = rng.integers(1, p.nodes + 1, size=n_mappers)
+    out = np.rint(rng.lognormal(np.log(64 * _MIB), 0.5, size=n_mappers)).astype(np.int64)
+    task = np.arange(n_mappers, dtype=np.int64)
+    return _Tasks(map_job, task, node, start, end), out
 
-    # reducers: start 0.5-2 s after the job's first mapper finishes
-    red_job = np.repeat(np.arange(n_jobs), n_red)
+
+def _reducers(
+    p: HadoopParams, rng: np.random.Generator, maps: _Tasks, n_map: np.ndarray, n_red: np.ndarray
+) -> _Tasks:
+    """Reducers, started 0.5-2 s after their job's first mapper finishes; their end is
+    set once their pulls are known."""
+    red_job = np.repeat(np.arange(p.jobs), n_red)
     n_reducers = red_job.size
     map_offset = np.cumsum(n_map) - n_map
-    first_map_end = np.minimum.reduceat(map_end, map_offset) if n_jobs else np.zeros(0, np.int64)
-    red_start = first_map_end[red_job] + rng.integers(500, 2001, size=n_reducers)
-    red_node = rng.integers(1, p.nodes + 1, size=n_reducers)
-    red_task = n_mappers + np.arange(n_reducers, dtype=np.int64)
+    first_map_end = np.minimum.reduceat(maps.end, map_offset) if p.jobs else np.zeros(0, np.int64)
+    start = first_map_end[red_job] + rng.integers(500, 2001, size=n_reducers)
+    node = rng.integers(1, p.nodes + 1, size=n_reducers)
+    task = maps.task.size + np.arange(n_reducers, dtype=np.int64)
+    return _Tasks(red_job, task, node, start, np.zeros(n_reducers, dtype=np.int64))
 
-    # pulls: every reducer fetches its part of every mapper of its job
-    pull_red = np.repeat(np.arange(n_reducers), n_map[red_job])
-    pull_map = map_offset[red_job][pull_red] + _ranks_within(n_map[red_job])
+
+def _pulls(
+    p: HadoopParams,
+    rng: np.random.Generator,
+    maps: _Tasks,
+    map_out: np.ndarray,
+    reds: _Tasks,
+    n_map: np.ndarray,
+    n_red: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every reducer fetches its part of every mapper of its job: per pull, its reducer,
+    the bytes fetched, the fetch time and when it ends."""
+    n_mappers = maps.task.size
+    map_offset = np.cumsum(n_map) - n_map
+    pull_red = np.repeat(np.arange(reds.task.size), n_map[reds.job])
+    pull_map = map_offset[reds.job][pull_red] + _ranks_within(n_map[reds.job])
     n_pulls = pull_red.size
     weight = rng.uniform(0.5, 1.5, size=n_pulls)
     share = weight / np.bincount(pull_map, weights=weight, minlength=n_mappers)[pull_map]
     part = np.floor(map_out[pull_map] * share).astype(np.int64)
     # the last reducer of the job takes what rounding left, so parts sum to the output
-    last_red = _ranks_within(n_red)[pull_red] == n_red[red_job][pull_red] - 1
+    last_red = _ranks_within(n_red)[pull_red] == n_red[reds.job][pull_red] - 1
     left = map_out - np.bincount(pull_map, weights=part, minlength=n_mappers).astype(np.int64)
     part[last_red] += left[pull_map[last_red]]
     fetch = _lognormal_ms(rng, p.pull_period, 0.3, n_pulls)
     straggle = rng.random(n_pulls) < p.straggler_prob
     fetch[straggle] *= 10
-    pull_end = np.maximum(map_end[pull_map], red_start[pull_red]) + fetch
-
-    last_pull = np.zeros(n_reducers, dtype=np.int64)
-    np.maximum.at(last_pull, pull_red, pull_end)
-    red_end = last_pull + _lognormal_ms(rng, p.reducer_period, 0.5, n_reducers)
-    job_last = np.zeros(n_jobs, dtype=np.int64)
-    np.maximum.at(job_last, red_job, red_end)
-    job_end = job_last + rng.integers(500, 2001, size=n_jobs)
-
-    rank = _RANK
-    return [
-        _Part("JobStart", rank["JobStart"], submit, job_id=job_ids),
-        _Part(
-            "Mapper",
-            rank["Mapper"],
-            map_end,
-            job_id=job_ids[map_job],
-            task_id=map_task,
-            node=map_node,
-            period=map_end - map_start,
-            bytes=map_out,
-        ),
-        _Part(
-            "DataIO",
-            rank["DataIO"],
-            map_end,
-            job_id=job_ids[map_job],
-            task_id=map_task,
-            node=map_node,
-            bytes=map_out,
-        ),
-        _Part(
-            "ReducerStart",
-            rank["ReducerStart"],
-            red_start,
-            job_id=job_ids[red_job],
-            task_id=red_task,
-            node=red_node,
-        ),
-        _Part(
-            "DataPull",
-            rank["DataPull"],
-            pull_end,
-            job_id=job_ids[red_job][pull_red],
-            task_id=red_task[pull_red],
-            node=red_node[pull_red],
-            period=fetch,
-            bytes=part,
-        ),
-        _Part(
-            "DataIO",
-            _RANK_PULL_IO,
-            pull_end,
-            job_id=job_ids[red_job][pull_red],
-            task_id=red_task[pull_red],
-            node=red_node[pull_red],
-            bytes=-part,
-        ),
-        _Part(
-            "ReducerEnd",
-            rank["ReducerEnd"],
-            red_end,
-            job_id=job_ids[red_job],
-            task_id=red_task,
-            node=red_node,
-            period=red_end - red_start,
-        ),
-        _Part("JobEnd", rank["JobEnd"], job_end, job_id=job_ids),
-    ]
+    pull_end = np.maximum(maps.end[pull_map], reds.start[pull_red]) + fetch
+    return pull_red, part, fetch, pull_end
 
 
 def _load_samples(

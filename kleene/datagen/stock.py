@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from kleene.datagen._checks import at_least, bounds, probability
+
 EVENT_TYPE = "Stock"
 COLUMNS = ("id", "type", "timestamp", "symbol", "price", "volume")
 
@@ -43,17 +45,12 @@ class StockParams:
 
     def validate(self) -> None:
         """Raise ValueError when a parameter is out of its domain."""
-        if self.events < 0:
-            raise ValueError(f"events must be >= 0, got {self.events}")
-        if self.symbols < 1:
-            raise ValueError(f"symbols must be >= 1, got {self.symbols}")
-        if not 0.0 <= self.increase_prob <= 1.0:
-            raise ValueError(f"increase probability must be in [0, 1], got {self.increase_prob}")
-        for name, (low, high) in (("price", self.price_range), ("volume", self.volume_range)):
-            if low > high:
-                raise ValueError(f"{name} range is empty: [{low}, {high}]")
-        if self.step < 0:
-            raise ValueError(f"step must be >= 0, got {self.step}")
+        at_least("events", self.events, 0)
+        at_least("symbols", self.symbols, 1)
+        probability("increase probability", self.increase_prob)
+        bounds("price", self.price_range)
+        bounds("volume", self.volume_range)
+        at_least("step", self.step, 0)
 
 
 def generate(
@@ -71,16 +68,9 @@ def generate(
 
     The same parameters and seed always give the same table.
     """
-    params = StockParams(
-        events=events,
-        symbols=symbols,
-        increase_prob=increase_prob,
-        seed=seed,
-        price_range=price_range,
-        volume_range=volume_range,
-        step=step,
+    return generate_table(
+        StockParams(events, symbols, increase_prob, seed, price_range, volume_range, step)
     )
-    return generate_table(params)
 
 
 def generate_table(params: StockParams) -> pa.Table:

@@ -9,7 +9,7 @@ file renamed when complete.
 
 from kleene.io.formats import STDIO, Format, FormatError, infer_format, is_stdio
 from kleene.io.readers import input_format, is_json_array, read_events, read_table
-from kleene.io.records import match_record, rejected_record
+from kleene.io.schema import match_record, rejected_record
 from kleene.io.sinks import MatchSink, RejectedSink, UnwrittenRejected, default_rejected_path
 from kleene.io.writers import write_table
 

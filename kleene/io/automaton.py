@@ -235,7 +235,7 @@ def draw_png(diagram: Diagram, path: str | Path, *, dpi: int = 120) -> Path:
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Circle, FancyArrowPatch
+    from matplotlib.patches import Circle
 
     count = len(diagram.states)
     gap, radius = 3.2, 0.45
@@ -273,83 +273,7 @@ def draw_png(diagram: Diagram, path: str | Path, *, dpi: int = 120) -> Path:
 
     loops_drawn: dict[int, int] = {}
     for edge in diagram.edges:
-        color = _COLORS.get(edge.kind, "black")
-        label = edge.kind if not edge.label else f"{edge.kind}: {_shorten(edge.label)}"
-        x0, x1 = gap * edge.source, gap * edge.target
-        if edge.source > edge.target:  # the loop of a group SEQ(...)+, drawn below
-            back = FancyArrowPatch(
-                (x0, -radius),
-                (x1, -radius),
-                connectionstyle="arc3,rad=-0.35",
-                arrowstyle="-|>",
-                mutation_scale=14,
-                color=color,
-                linewidth=1.2,
-            )
-            axes.add_patch(back)
-            axes.text((x0 + x1) / 2, -1.6, label, ha="center", fontsize=7.5, color=color)
-            continue
-        if edge.target > edge.source + 1:  # a group's proceed edge passes its loop below
-            skip = FancyArrowPatch(
-                (x0 + radius * 0.7, -radius * 0.7),
-                (x1 - radius * 0.7, -radius * 0.7),
-                connectionstyle="arc3,rad=0.3",
-                arrowstyle="-|>",
-                mutation_scale=14,
-                color=color,
-                linewidth=1.4,
-                linestyle="--",
-            )
-            axes.add_patch(skip)
-            axes.text((x0 + x1) / 2, -1.95, label, ha="center", fontsize=7.5, color=color)
-            continue
-        if edge.source != edge.target:
-            forward = FancyArrowPatch(
-                (x0 + radius, 0),
-                (x1 - radius, 0),
-                arrowstyle="-|>",
-                mutation_scale=14,
-                color=color,
-                linewidth=1.4,
-                linestyle="--" if edge.kind == "proceed" else "-",
-            )
-            axes.add_patch(forward)
-            y = 0.18 if edge.kind != "proceed" else -0.25
-            axes.text(
-                (x0 + x1) / 2,
-                y,
-                label,
-                ha="center",
-                va="bottom" if y > 0 else "top",
-                fontsize=7.5,
-                color=color,
-                wrap=True,
-            )
-            continue
-        slot = loops_drawn.get(edge.source, 0)
-        loops_drawn[edge.source] = slot + 1
-        above = slot == 0
-        sign = 1 if above else -1
-        loop = FancyArrowPatch(
-            (x0 - 0.25, sign * radius),
-            (x0 + 0.25, sign * radius),
-            connectionstyle=f"arc3,rad={-1.9 * sign}",
-            arrowstyle="-|>",
-            mutation_scale=12,
-            color=color,
-            linewidth=1.2,
-            linestyle=":" if edge.kind == "ignore" else "-",
-        )
-        axes.add_patch(loop)
-        axes.text(
-            x0,
-            sign * (radius + 0.75),
-            label,
-            ha="center",
-            va="bottom" if above else "top",
-            fontsize=7.5,
-            color=color,
-        )
+        _draw_edge(axes, edge, gap, radius, loops_drawn)
 
     _draw_negations(axes, diagram, gap, radius)
     for row, note in enumerate(diagram.notes):
@@ -360,6 +284,63 @@ def draw_png(diagram: Diagram, path: str | Path, *, dpi: int = 120) -> Path:
         fig.savefig(partial, dpi=dpi, bbox_inches="tight", format="png")
     plt.close(fig)
     return path
+
+
+def _draw_edge(
+    axes: Any, edge: Edge, gap: float, radius: float, loops_drawn: dict[int, int]
+) -> None:
+    """One edge with its label: forward, a self loop (take, ignore), or for a group
+    ``SEQ(...)+`` the loop back and the proceed edge that passes it."""
+    color = _COLORS.get(edge.kind, "black")
+    label = edge.kind if not edge.label else f"{edge.kind}: {_shorten(edge.label)}"
+    x0, x1 = gap * edge.source, gap * edge.target
+    middle = (x0 + x1) / 2
+    style: dict[str, Any]
+    text: dict[str, Any]
+    if edge.source > edge.target:  # the loop of a group SEQ(...)+, drawn below
+        ends = (x0, -radius), (x1, -radius)
+        _arrow(axes, ends, color, label, (middle, -1.6), 1.2, connectionstyle="arc3,rad=-0.35")
+    elif edge.target > edge.source + 1:  # a group's proceed edge passes its loop below
+        ends = (x0 + radius * 0.7, -radius * 0.7), (x1 - radius * 0.7, -radius * 0.7)
+        style = {"connectionstyle": "arc3,rad=0.3", "linestyle": "--"}
+        _arrow(axes, ends, color, label, (middle, -1.95), 1.4, **style)
+    elif edge.source != edge.target:
+        ends = (x0 + radius, 0), (x1 - radius, 0)
+        y = 0.18 if edge.kind != "proceed" else -0.25
+        text = {"va": "bottom" if y > 0 else "top", "wrap": True}
+        style = {"linestyle": "--" if edge.kind == "proceed" else "-"}
+        _arrow(axes, ends, color, label, (middle, y), 1.4, text=text, **style)
+    else:
+        slot = loops_drawn.get(edge.source, 0)
+        loops_drawn[edge.source] = slot + 1
+        sign = 1 if slot == 0 else -1  # the first loop above the state, the next below
+        ends = (x0 - 0.25, sign * radius), (x0 + 0.25, sign * radius)
+        style = {
+            "connectionstyle": f"arc3,rad={-1.9 * sign}",
+            "linestyle": ":" if edge.kind == "ignore" else "-",
+            "mutation_scale": 12,
+        }
+        text = {"va": "bottom" if slot == 0 else "top"}
+        _arrow(axes, ends, color, label, (x0, sign * (radius + 0.75)), 1.2, text=text, **style)
+
+
+def _arrow(
+    axes: Any,
+    ends: tuple[tuple[float, float], tuple[float, float]],
+    color: str,
+    label: str,
+    at: tuple[float, float],
+    width: float,
+    *,
+    text: dict[str, Any] | None = None,
+    **style: Any,
+) -> None:
+    """An arrow between ``ends`` and its label centred at ``at``."""
+    from matplotlib.patches import FancyArrowPatch
+
+    style.setdefault("mutation_scale", 14)
+    axes.add_patch(FancyArrowPatch(*ends, arrowstyle="-|>", color=color, linewidth=width, **style))
+    axes.text(*at, label, ha="center", fontsize=7.5, color=color, **(text or {}))
 
 
 _NEGATION_COLOR = "#b00020"

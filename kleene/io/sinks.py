@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from kleene.collapsed import CollapsedMatch
 from kleene.io.formats import Format, FormatError, infer_format, is_stdio
 from kleene.io.jsonl import dumps, to_jsonable, write_lines
-from kleene.io.records import match_record, rejected_record
+from kleene.io.schema import MATCH_KEYS, match_record, rejected_record
 from kleene.io.writers import commit, partial_beside
 from kleene.match import Match, RejectedEvent
 
@@ -145,7 +145,7 @@ class MatchSink(_RecordSink):
         named = len(set(self.partition_names)) == len(self.partition_names) > 0
         columns: dict[str, pa.Array] = {}
         names = list(dict.fromkeys(k for r in records for k in r))
-        for name in names or ["ids", "start", "end", "partition"]:
+        for name in names or list(MATCH_KEYS):
             values = [r.get(name) for r in records]
             if name == "partition" and named:
                 values = [

@@ -10,7 +10,9 @@ multiplicative < unary minus.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import singledispatch
+from typing import Any
 
 from kleene.lang import ast
 
@@ -247,16 +249,15 @@ def program_to_text(program: ast.Program) -> str:
 def to_text(node: ast.Node) -> str:
     """Canonical text of a Program, a Query, an expression, a RETURN item or a component;
     ``parse(to_text(q)) == q`` for every query ``q`` the parser can produce."""
-    if isinstance(node, ast.Query):
-        return query_to_text(node)
-    if isinstance(node, ast.Program):
-        return program_to_text(node)
-    if isinstance(node, ast.Expr):
-        return expr_to_text(node)
-    if isinstance(node, ast.ReturnItem):
-        return _return_item(node)
-    if isinstance(node, ast.Component):
-        return _component(node)
-    if isinstance(node, ast.Window):
-        return _window(node)
+    printers: tuple[tuple[type, Callable[[Any], str]], ...] = (
+        (ast.Query, query_to_text),
+        (ast.Program, program_to_text),
+        (ast.Expr, expr_to_text),
+        (ast.ReturnItem, _return_item),
+        (ast.Component, _component),
+        (ast.Window, _window),
+    )
+    for kind, printer in printers:
+        if isinstance(node, kind):
+            return printer(node)
     raise TypeError(f"no text form for {type(node).__name__}")

@@ -11,7 +11,8 @@ This is the only package that imports pyspark.
   ``transformWithStateInPandas``: one matcher snapshot per key in the RocksDB state
   store, event-time timers driving ``advance_to(watermark)``, late events rejected with
   reason ``late`` (:mod:`kleene.spark._processor`).
-* :func:`read_event_stream` (:mod:`kleene.spark.sources`) opens a source described by
+* :func:`read_event_file` (:mod:`kleene.spark.sources`) reads an event file as the
+  local engine reads it; :func:`read_event_stream` opens a source described by
   an options dict (a folder of Parquet or JSON files, or Kafka).
 
     >>> import kleene.spark as ks                                   # doctest: +SKIP
@@ -22,7 +23,7 @@ This is the only package that imports pyspark.
 
 from kleene.spark._session import ensure_python_env, local_session, session
 from kleene.spark.batch import Layout, MatchResult, match
-from kleene.spark.sources import read_event_stream
+from kleene.spark.sources import read_event_file, read_event_stream
 from kleene.spark.streaming import (
     StreamMatchResult,
     match_stream,
@@ -39,6 +40,7 @@ __all__ = [
     "local_session",
     "match",
     "match_stream",
+    "read_event_file",
     "read_event_stream",
     "read_output",
     "run_stream_to_parquet",

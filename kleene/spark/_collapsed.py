@@ -22,29 +22,13 @@ RETURN values belong to single matches; they appear in the expanded rows
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.sql import types as T
 
-from kleene.collapsed import CollapsedMatch
 from kleene.compiler.plan import Plan
-from kleene.errors import QueryError
+from kleene.io.schema import OutputColumns
 from kleene.spark._schema import EventColumns
-
-COLLAPSED_COLUMNS = (
-    "collapsed_id",
-    "partition",
-    "first_fixed",
-    "last_fixed",
-    "start",
-    "end",
-    "exact",
-    "count",
-)
 
 
 def candidate_type(id_type: T.DataType) -> T.ArrayType:
@@ -63,6 +47,11 @@ class CollapsedSchema:
     kleene: frozenset[str]  # those that are Kleene variables
     id_type: T.DataType
     time_type: T.DataType
+
+    @property
+    def columns(self) -> OutputColumns:
+        """The column names and row encoding (:mod:`kleene.io.schema`)."""
+        return OutputColumns(self.variables, self.kleene, ())
 
     def struct(self) -> T.StructType:
         labels = T.ArrayType(T.StringType(), False)
@@ -92,48 +81,9 @@ def build_collapsed_schema(
     """The collapsed-row layout for ``plan``; QueryError when a variable is named like
     one of the fixed columns."""
     variables = plan.positive_vars
-    clash = sorted(set(variables) & set(COLLAPSED_COLUMNS))
-    if clash:
-        raise QueryError(
-            f"variable {clash[0]!r} clashes with a collapsed output column; rename it "
-            f"({', '.join(COLLAPSED_COLUMNS)} are reserved)"
-        )
     by_name = {f.name: f.dataType for f in schema.fields}
     id_type = by_name.get(columns.id_field, T.LongType())
     time_type = by_name.get(columns.time_field, T.DoubleType())
-    return CollapsedSchema(variables, plan.kleene_vars, id_type, time_type)
-
-
-def collapsed_id(c: CollapsedMatch, plain: Any) -> str:
-    """A deterministic digest of a collapsed result: its events, labels and fixed ends."""
-    body = [
-        sorted((v, plain(i)) for v, i in c.singles.items()),
-        sorted((v, [[plain(i), lab] for i, lab in cs]) for v, cs in c.candidates.items()),
-        sorted(c.first_fixed),
-        sorted(c.last_fixed),
-    ]
-    text = json.dumps(body, default=str, separators=(",", ":"))
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-
-
-def collapsed_row(
-    cs: CollapsedSchema, c: CollapsedMatch, plain: Any, partition: Sequence[Any]
-) -> dict[str, Any]:
-    """One collapsed row; ``plain`` turns numpy/pandas scalars into Python values and
-    ``partition`` is the key as text."""
-    row: dict[str, Any] = {
-        "collapsed_id": collapsed_id(c, plain),
-        "partition": list(partition),
-        "first_fixed": sorted(c.first_fixed),
-        "last_fixed": sorted(c.last_fixed),
-        "start": plain(c.start),
-        "end": plain(c.end),
-        "exact": bool(c.exact),
-        "count": c.count(),
-    }
-    for var in cs.variables:
-        if var in cs.kleene:
-            row[var] = [{"id": plain(i), "label": lab} for i, lab in c.candidates.get(var, ())]
-        else:
-            row[var] = plain(c.singles.get(var))
-    return row
+    cs = CollapsedSchema(variables, plan.kleene_vars, id_type, time_type)
+    cs.columns.check_collapsed()
+    return cs

@@ -19,7 +19,8 @@ from pyspark.sql import types as T
 import kleene
 from kleene.collapsed import CollapsedMatch
 from kleene.errors import KleeneError
-from kleene.io.records import match_order, match_record, rejected_order, rejected_record
+from kleene.io.records import match_order, rejected_order
+from kleene.io.schema import match_record, rejected_record
 from kleene.match import Match, RejectedEvent
 from kleene.spark._schema import MatchSchema
 

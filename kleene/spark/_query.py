@@ -59,11 +59,10 @@ class QuerySpec:
 
 def resolve_query(
     query: str | kleene.Query,
-    *,
-    time_field: str | None,
-    type_field: str | None,
-    id_field: str | None,
-    options: Mapping[str, Any],
+    time_field: str | None = None,
+    type_field: str | None = None,
+    id_field: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> tuple[QuerySpec, kleene.Query]:
     """The spec and compiled query for ``query`` (text or compiled).
 
@@ -92,7 +91,7 @@ def resolve_query(
         base = {"time_field": "timestamp", "type_field": "type", "id_field": "id"}
         text = query
     given = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
-    merged = {**base, **{k: v for k, v in given.items() if v is not None}, **options}
+    merged = {**base, **{k: v for k, v in given.items() if v is not None}, **(options or {})}
     spec = QuerySpec(text, tuple(sorted(merged.items())))
     if isinstance(query, kleene.Query) and merged == base:
         _CACHE.setdefault(spec, query)

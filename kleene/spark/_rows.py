@@ -11,11 +11,7 @@ emit both kinds of rows; the caller splits them with two filters.
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
-import json
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -26,10 +22,9 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from kleene.collapsed import CollapsedMatch, Result
-from kleene.io.jsonl import dumps
-from kleene.io.records import utc
+from kleene.io.schema import REJECTED_COLUMNS, collapsed_row, match_row, rejected_row
 from kleene.match import Match, RejectedEvent
-from kleene.spark._collapsed import CollapsedSchema, collapsed_row
+from kleene.spark._collapsed import CollapsedSchema
 from kleene.spark._schema import MatchSchema
 
 RowLayout = MatchSchema | CollapsedSchema
@@ -40,6 +35,8 @@ REASON = "kleene__reason"
 RECORD = "kleene__record"
 MATCH_KIND = "match"
 REJECTED_KIND = "rejected"
+# the rejected-row columns (kleene.io.schema) under their combined-layout names
+_REJECTED = dict(zip(REJECTED_COLUMNS, (REJECTED_ID, REASON, RECORD), strict=True))
 
 
 def combined_schema(ms: RowLayout) -> T.StructType:
@@ -60,29 +57,9 @@ def split_output(batch: DataFrame, schema: RowLayout) -> tuple[DataFrame, DataFr
         *[F.col(f"`{f.name}`") for f in schema.struct().fields]
     )
     rejected = batch.where(F.col(KIND) == REJECTED_KIND).select(
-        F.col(REJECTED_ID).alias("id"),
-        F.col(REASON).alias("reason"),
-        F.col(RECORD).alias("record"),
+        *[F.col(column).alias(name) for name, column in _REJECTED.items()]
     )
     return matches, rejected
-
-
-def match_id(variables: Mapping[str, Sequence[Any]]) -> str:
-    """A deterministic digest of a match: its variables and their event ids."""
-    items = sorted((var, [_plain(i) for i in ids]) for var, ids in variables.items())
-    text = json.dumps(items, default=str, separators=(",", ":"))
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-
-
-def record_json(record: Mapping[str, Any]) -> str:
-    """A rejected event's record as a JSON object in field order, encoded as match files
-    encode it (:mod:`kleene.io.records`: datetimes as ISO-8601 UTC, NaN as null)."""
-    return dumps(utc({k: _plain(v) for k, v in record.items()}))
-
-
-def partition_text(partition: Sequence[Any]) -> list[str | None]:
-    """Partition key values as text (Spark needs one element type)."""
-    return [None if v is None else str(_plain(v)) for v in partition]
 
 
 class RowEncoder:
@@ -105,37 +82,21 @@ class RowEncoder:
             for name in self.names:
                 cols[name].append(row.get(name))
         for r in rejected:
-            row = {
-                KIND: REJECTED_KIND,
-                REJECTED_ID: _plain(r.id),
-                REASON: r.reason,
-                RECORD: record_json(r.record),
-            }
+            row = {KIND: REJECTED_KIND}
+            row.update((_REJECTED[k], v) for k, v in rejected_row(r).items())
             for name in self.names:
                 cols[name].append(row.get(name))
         return cols
 
     def _row(self, m: Result) -> dict[str, Any]:
-        ms = self.ms
-        if isinstance(ms, CollapsedSchema):
+        columns = self.ms.columns
+        if isinstance(self.ms, CollapsedSchema):
             if not isinstance(m, CollapsedMatch):
                 raise TypeError("a collapsed layout takes collapsed results")
-            return collapsed_row(ms, m, _plain, partition_text(m.partition))
+            return collapsed_row(columns, m)
         if not isinstance(m, Match):
             raise TypeError("a match layout takes matches; expand collapsed results first")
-        ids = m.ids()
-        values = m.values()
-        row: dict[str, Any] = {
-            "match_id": match_id(ids),
-            "partition": partition_text(m.partition),
-            "start": _plain(m.start),
-            "end": _plain(m.end),
-        }
-        for var in ms.variables:
-            row[var] = [_plain(i) for i in ids.get(var, ())]
-        for name, column in zip(ms.return_names, ms.return_columns, strict=True):
-            row[column] = _plain(values.get(name))
-        return row
+        return match_row(columns, m)
 
     def to_arrow(
         self, matches: Iterable[Result], rejected: Iterable[RejectedEvent]
@@ -175,19 +136,3 @@ def _coerce(value: Any, arrow_type: pa.DataType) -> Any:
     except (TypeError, ValueError, OverflowError):
         return None
     return None
-
-
-def _plain(value: Any) -> Any:
-    """numpy and pandas scalars as Python values; NaN and NaT as None."""
-    if value is None:
-        return None
-    if isinstance(value, pd.Timestamp):
-        return None if value is pd.NaT else value.to_pydatetime()
-    if hasattr(value, "item") and not isinstance(value, dt.datetime | str | bytes):
-        try:
-            value = value.item()
-        except (ValueError, AttributeError):
-            return value
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value

@@ -32,21 +32,13 @@ from pyspark.sql import types as T
 
 from kleene.compiler.plan import Plan
 from kleene.compiler.returns import ValueType
-from kleene.errors import QueryError
-from kleene.io.records import RETURN_PREFIX
-
-FIXED_COLUMNS = ("match_id", "partition", "start", "end")
+from kleene.io.schema import REJECTED_COLUMNS, OutputColumns
 
 
 def rejected_schema(id_type: T.DataType) -> T.StructType:
     """Rejected events: the event id, why it was rejected, the event as a JSON object."""
-    return T.StructType(
-        [
-            T.StructField("id", id_type),
-            T.StructField("reason", T.StringType()),
-            T.StructField("record", T.StringType()),
-        ]
-    )
+    types = (id_type, T.StringType(), T.StringType())
+    return T.StructType([T.StructField(n, t) for n, t in zip(REJECTED_COLUMNS, types, strict=True)])
 
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -88,11 +80,13 @@ class MatchSchema:
         return T.StructType(fields)
 
     @property
+    def columns(self) -> OutputColumns:
+        """The column names and row encoding (:mod:`kleene.io.schema`)."""
+        return OutputColumns(self.variables, frozenset(), self.return_names)
+
+    @property
     def return_columns(self) -> tuple[str, ...]:
-        """The column of each RETURN item: its name, prefixed with ``return:`` when it
-        clashes with a fixed column or a variable."""
-        taken = {*FIXED_COLUMNS, *self.variables}
-        return tuple(f"{RETURN_PREFIX}{n}" if n in taken else n for n in self.return_names)
+        return self.columns.return_columns
 
 
 def build_match_schema(
@@ -111,14 +105,7 @@ def build_match_schema(
     attr_types = _AttrTypes(by_name, columns, id_type, time_type)
     return_types = tuple(spark_type(item.type, attr_types) for item in plan.return_items)
     ms = MatchSchema(variables, plan.return_names, id_type, time_type, return_types)
-    seen: set[str] = set()
-    for name in [*FIXED_COLUMNS, *variables, *ms.return_columns]:
-        if name in seen:
-            raise QueryError(
-                f"output column {name!r} appears twice: rename the variable or give the "
-                "RETURN item another alias"
-            )
-        seen.add(name)
+    ms.columns.check_matches()
     return ms
 
 

@@ -101,26 +101,19 @@ def _events(table: pa.Table) -> pa.Table:
     return table.drop_columns(internal)
 
 
+@dataclass
 class _GroupRun:
     """One matcher over one group's events, keeping only the results the group owns
     (a collapsed result is owned, like a match, by the slice of its start time)."""
 
-    def __init__(
-        self,
-        matcher: Any,
-        cuts: Sequence[float],
-        slice_index: int | None,
-        time_field: str,
-        expand: bool = False,
-    ) -> None:
-        self.matcher = matcher
-        self.cuts = cuts
-        self.slice_index = slice_index
-        self.time_field = time_field
-        self.expand = expand
-        self.lateness: float = 0
-        self.id_field = "id"
-        self.hidden_id: str | None = None  # an id column the input did not have
+    matcher: Any
+    cuts: Sequence[float]
+    slice_index: int | None
+    time_field: str
+    expand: bool = False
+    lateness: float = 0
+    id_field: str = "id"
+    hidden_id: str | None = None  # an id column the input did not have
 
     def push(self, table: pa.Table) -> tuple[list[Result], list[RejectedEvent]]:
         """Push a slice of the group's rows in stream order (with the internal columns)."""

@@ -63,9 +63,15 @@ from kleene.spark._prepare import (
     with_positions,
     with_seen,
 )
-from kleene.spark._query import QuerySpec, key_routing, resolve_query, slice_blocker
+from kleene.spark._query import (
+    KeyRouting,
+    QuerySpec,
+    key_routing,
+    resolve_query,
+    slice_blocker,
+)
 from kleene.spark._rows import RowLayout, combined_schema, split_output
-from kleene.spark._schema import MatchSchema, build_match_schema
+from kleene.spark._schema import EventColumns, MatchSchema, build_match_schema
 from kleene.spark._session import use_this_python
 from kleene.spark._slicing import SLICE, boundaries, placed_slice_column, with_slices
 from kleene.spark._worker import GroupMatcher
@@ -187,49 +193,13 @@ def match(
         raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
     spark = spark if spark is not None else df.sparkSession
     use_this_python(spark)
-    spec, q = resolve_query(
-        query,
-        time_field=time_field,
-        type_field=type_field,
-        id_field=id_field,
-        options=compile_options,
-    )
+    spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
     columns = spec.columns
-    if columns.time_field in df.columns:  # a window's unit needs a known time unit
-        q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
-    prepared = with_positions(df, columns)
-    prepared = with_seen(prepared, columns, q.plan.required)
     added_id = columns.id_field not in df.columns
-    group_cols: list[str] = []
-    routing = key_routing(q, partition_by)
-    if routing is not None:
-        prepared = with_key(prepared, routing, columns)
-        group_cols += key_columns(routing.width)
-
-    cuts: list[float] = []
-    note = ""
-    parallelism = spark.sparkContext.defaultParallelism
-    if slice is not None:
-        blocker = slice_blocker(q)
-        if blocker is not None:
-            note = f"not sliced: {blocker}"
-        elif columns.time_field not in df.columns:
-            note = "not sliced: the input has no time column"
-        elif slice == "auto" and routing is not None:
-            note = "not sliced: the partition key already spreads the work (auto)"
-        else:
-            window = q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
-            assert window is not None
-            prepared = with_numeric_time(prepared, columns)
-            if slice == "auto":
-                cuts = boundaries(prepared, 2 * parallelism, 4 * window)
-            else:
-                cuts = boundaries(prepared, int(slice), window)
-            if cuts:
-                prepared = with_slices(prepared, cuts, window)
-                group_cols.append(SLICE)
-            else:
-                note = "not sliced: the time span is too short for more than one slice"
+    prepared, routing, group_cols = _prepared(df, q, columns, partition_by)
+    keyed = routing is not None
+    prepared, cuts, note = _time_slices(df, prepared, q, columns, slice, spark, keyed)
+    group_cols += [SLICE] if cuts else []
 
     schema = build_match_schema(q.plan, prepared.schema, columns)
     collapsed = q.output is OutputFormat.COLLAPSED
@@ -261,6 +231,53 @@ def match(
         rows,
         df.schema,
     )
+
+
+def _prepared(
+    df: DataFrame, q: kleene.Query, columns: EventColumns, partition_by: Sequence[str] | str | None
+) -> tuple[DataFrame, KeyRouting | None, list[str]]:
+    """The input with stream positions, the seen flags and the key columns, how events
+    are routed by key, and the columns the groups are formed by."""
+    if columns.time_field in df.columns:  # a window's unit needs a known time unit
+        q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
+    prepared = with_positions(df, columns)
+    prepared = with_seen(prepared, columns, q.plan.required)
+    routing = key_routing(q, partition_by)
+    if routing is None:
+        return prepared, None, []
+    return with_key(prepared, routing, columns), routing, key_columns(routing.width)
+
+
+def _time_slices(
+    df: DataFrame,
+    prepared: DataFrame,
+    q: kleene.Query,
+    columns: EventColumns,
+    slice: int | Literal["auto"] | None,
+    spark: SparkSession,
+    keyed: bool,
+) -> tuple[DataFrame, list[float], str]:
+    """Cut each partition's time line into slices when asked and the query allows it:
+    the rows with their slice column, the cuts, and a note saying why there are none."""
+    if slice is None:
+        return prepared, [], ""
+    blocker = slice_blocker(q)
+    if blocker is not None:
+        return prepared, [], f"not sliced: {blocker}"
+    if columns.time_field not in df.columns:
+        return prepared, [], "not sliced: the input has no time column"
+    if slice == "auto" and keyed:
+        return prepared, [], "not sliced: the partition key already spreads the work (auto)"
+    window = q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
+    assert window is not None
+    prepared = with_numeric_time(prepared, columns)
+    if slice == "auto":
+        cuts = boundaries(prepared, 2 * spark.sparkContext.defaultParallelism, 4 * window)
+    else:
+        cuts = boundaries(prepared, int(slice), window)
+    if not cuts:
+        return prepared, [], "not sliced: the time span is too short for more than one slice"
+    return with_slices(prepared, cuts, window), cuts, ""
 
 
 def _grouped(

@@ -1,4 +1,5 @@
-"""Streaming event sources described by a plain options dict.
+"""Event sources: an event file read as kleene reads it, and streaming sources described
+by a plain options dict.
 
 A source is ``{"format": ..., "path": ..., "schema": ..., "options": {...},
 "value_format": ...}``; only ``format`` is required. A folder of Parquet or JSON files
@@ -21,13 +22,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kleene.errors import EventError
+from kleene.io import Format, read_events
 
 FILE_FORMATS = ("parquet", "json", "csv", "orc")
+
+
+def read_event_file(
+    spark: SparkSession, path: str, fmt: Format, schema: str | None = None
+) -> DataFrame:
+    """An event file as a DataFrame. A CSV or JSON lines file is read by kleene's own
+    reader (the same column types and order, and for CSV the same bad-cell reasons, as
+    the local engine), then handed to Spark; a JSON lines file whose fields mix value
+    kinds is read by Spark, its columns in the file's order; Parquet is read by Spark."""
+    if fmt is Format.PARQUET:
+        return spark.read.parquet(path)
+    events = read_events(path, fmt, schema=schema)
+    if isinstance(events, pa.Table):
+        return spark.createDataFrame(events)
+    return spark.read.json(path).select(*[str(c) for c in events.columns])
 
 
 def read_event_stream(spark: SparkSession, source: Mapping[str, Any]) -> DataFrame:

@@ -132,13 +132,7 @@ def match_stream(
     spark = active_session(events.sparkSession)
     if spark.conf.get("spark.sql.streaming.stateStore.providerClass", None) != ROCKSDB_PROVIDER:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
-    spec, q = resolve_query(
-        query,
-        time_field=time_field,
-        type_field=type_field,
-        id_field=id_field,
-        options=compile_options,
-    )
+    spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
     columns = spec.columns
     if columns.id_field not in events.columns:
         raise EventError(

@@ -1,4 +1,4 @@
-"""The output schema of match and rejected files (kleene.io.records): what each engine
+"""The output schema of match and rejected files (kleene.io.schema): what each engine
 must write, checked on the local engine without Spark."""
 
 from __future__ import annotations
@@ -8,12 +8,22 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 import kleene
 from kleene.cli import EXIT_OK, main
 from kleene.io import write_table
 from kleene.io.jsonl import dumps
-from kleene.io.records import match_order, match_record, rejected_order, utc
+from kleene.io.records import match_order, rejected_order
+from kleene.io.schema import (
+    OutputColumns,
+    collapsed_row,
+    match_id,
+    match_record,
+    match_row,
+    rejected_row,
+    utc,
+)
 
 BERLIN = dt.timezone(dt.timedelta(hours=1))
 
@@ -112,3 +122,49 @@ def test_late_events_name_the_latest_time_and_the_allowed_lateness() -> None:
         (3, "late event: time 6 is before the stream's current time 9"),
         (4, "late event: time 3 is before the stream's current time 9"),
     ]
+
+
+def test_flat_rows_and_records_encode_the_same_match() -> None:
+    """A match's flat row (Spark) and its record (files) carry the same ids, times and
+    RETURN values; a RETURN name that clashes with a column or a variable is prefixed."""
+    q = kleene.compile(
+        "PATTERN SEQ(S a, S b) WHERE skip_till_any_match AND b.price > a.price WITHIN 10 "
+        "RETURN b.price - a.price AS a, a.price AS end, b.price AS rise"
+    )
+    columns = OutputColumns.of(q.plan)
+    assert columns.return_columns == ("return:a", "return:end", "rise")
+    (m,) = q.run(events([1, 2], [5, 8]))
+    row, record = match_row(columns, m), match_record(m)
+    assert {v: row[v] for v in columns.variables} == record["ids"] == {"a": [0], "b": [1]}
+    assert (row["start"], row["end"]) == (record["start"], record["end"]) == (1, 2)
+    assert (row["return:a"], row["return:end"], row["rise"]) == (3, 5, 8)
+    assert (record["a"], record["return:end"], record["rise"]) == (3, 5, 8)
+    assert row["match_id"] == match_id({"b": [1], "a": [0]})
+
+
+def test_a_variable_named_like_an_output_column_is_refused() -> None:
+    q = kleene.compile("PATTERN SEQ(S start, S b) RETURN b.price")
+    with pytest.raises(kleene.QueryError, match="'start' appears twice"):
+        OutputColumns.of(q.plan).check_matches()
+    named_like_a_column = kleene.compile("PATTERN SEQ(S exact, S+ b[]) WHERE skip_till_any_match")
+    with pytest.raises(kleene.QueryError, match="clashes with a collapsed output column"):
+        OutputColumns.of(named_like_a_column.plan).check_collapsed()
+
+
+def test_collapsed_and_rejected_rows() -> None:
+    q = kleene.compile(COLLAPSED)
+    columns = OutputColumns.of(q.plan)
+    found = q.run_collapsed(events(list(range(1, 6)), [5, 6, 7, 8, 1]))
+    rows = [collapsed_row(columns, c) for c in found]
+    assert sorted(r["count"] for r in rows) == [1, 3, 7]
+    for row, c in zip(rows, found, strict=True):
+        assert row["partition"] == ["1"]  # the key [sym] as text
+        assert [x["id"] for x in row["b"]] == [i for i, _ in c.candidates["b"]]
+        assert row["a"] == c.singles["a"] and row["c"] == c.singles["c"]
+    assert len({r["collapsed_id"] for r in rows}) == 3
+    bad = kleene.match.RejectedEvent(7, 3, "late", {"t": dt.datetime(2024, 1, 1), "x": 1.5})
+    assert rejected_row(bad) == {
+        "id": 7,
+        "reason": "late",
+        "record": '{"t":"2024-01-01T00:00:00+00:00","x":1.5}',
+    }

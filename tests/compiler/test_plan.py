@@ -146,3 +146,13 @@ def test_explain_names_the_partition_and_the_hash_key():
     assert "partition key: venue (runs indexed by hash key venue, symbol)" in hashed
     contiguous = kleene.compile(text.format("partition_contiguity")).explain()
     assert "partition key: venue (runs indexed by key)" in contiguous
+
+
+def test_the_module_docstring_lists_the_passes_in_the_order_they_run():
+    import re
+
+    from kleene.compiler import build
+
+    listed = re.findall(r"^\d+\. ``(\w+)``", build.__doc__ or "", re.MULTILINE)
+    assert listed == [p.__name__ for p in build.PASSES]
+    assert all(p.__doc__ for p in build.PASSES)

@@ -11,10 +11,11 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 import kleene
 from kleene.datagen import stock
+from kleene.io.schema import match_id
 from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._prepare import POS
 from kleene.spark._query import resolve_query
-from kleene.spark._rows import KIND, MATCH_KIND, match_id
+from kleene.spark._rows import KIND, MATCH_KIND
 from kleene.spark._schema import build_match_schema
 from kleene.spark._slicing import SLICE, home_slice
 from kleene.spark._worker import GroupMatcher, _group_starts, time_number
