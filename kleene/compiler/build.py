@@ -25,7 +25,7 @@ from kleene.compiler.analysis import (
     place,
 )
 from kleene.compiler.consistency import classify
-from kleene.compiler.expr import Kind
+from kleene.compiler.expr import Kind, lower
 from kleene.compiler.groups import Edge, Link, check_groups
 from kleene.compiler.plan import NegatedEvent, Negation, Plan, State
 from kleene.compiler.slots import Slot, SlotLayout
@@ -176,7 +176,7 @@ def build_plan(
                 inconsistent=len(deferred) > len([t for t in tests if t is not None]),
                 proceed=proceed,
                 last=ci == len(positive) - 1,
-                properties=tuple(properties),
+                properties=tuple(lower(c, codegen.resolver(ctx)) for c in properties),
                 property_text=tuple(_text(c) for c in properties),
                 edge_text=tuple(_text(c) for c in conds[len(properties) :]),
                 proceed_text=tuple(_text(c) for c in end),

@@ -12,6 +12,7 @@ three such columns per component and declines every other shape with a reason.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from kleene.compiler.analysis import (
     Phase,
@@ -21,6 +22,7 @@ from kleene.compiler.analysis import (
     references,
 )
 from kleene.compiler.build import conjuncts_of
+from kleene.compiler.expr import EVENT, PREVIOUS, Expr, Load, lower
 from kleene.compiler.plan import Plan
 from kleene.lang import ast
 
@@ -36,6 +38,17 @@ class Condition:
 
     def side(self, ref: ast.AttrRef) -> str:
         return self.refs[(ref.var, ref.attr, ref.index)]
+
+    @cached_property
+    def ir(self) -> Expr:
+        """The conjunct in the IR: each reference loads the event's attribute (CUR) or
+        the attribute of the event before it (PREV)."""
+
+        def resolve(ref: ast.Expr) -> Expr:
+            assert isinstance(ref, ast.AttrRef)  # _place declines the other references
+            return Load(EVENT if self.side(ref) == CUR else PREVIOUS, ref.attr)
+
+        return lower(self.expr, resolve)
 
 
 @dataclass
