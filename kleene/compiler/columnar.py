@@ -73,11 +73,6 @@ def holds(
     return np.broadcast_to(values, (n,)).copy(), np.broadcast_to(error, (n,)).copy()
 
 
-def evaluate(node: Expr, resolve: Resolve, python: bool = True) -> Value:
-    """The vectorized value of any IR expression."""
-    return _value(node, resolve, python, {})
-
-
 # --- loads and constants -------------------------------------------------------------
 
 
@@ -191,7 +186,7 @@ def _value(node: Expr, resolve: Resolve, python: bool, cache: dict[Load, Value])
     if isinstance(node, Neg):
         operand = _value(node.operand, resolve, python, cache)
         if operand.values.dtype == bool:
-            return _all_error(operand)  # a boolean is not a number
+            return _all_error(np.float64, operand)  # a boolean is not a number
         if operand.values.dtype != np.float64:
             raise GiveUp
         return operand._replace(values=-operand.values)
@@ -204,9 +199,10 @@ def _value(node: Expr, resolve: Resolve, python: bool, cache: dict[Load, Value])
     raise GiveUp
 
 
-def _all_error(*operands: Value) -> Value:
+def _all_error(dtype: type, *operands: Value) -> Value:
+    """Every row an error (the rules say so for every value the operands can hold)."""
     shape = np.broadcast_shapes(*(v.values.shape for v in operands))
-    return Value(np.zeros(shape), np.ones(shape, dtype=bool), False, 0.0)
+    return Value(np.zeros(shape, dtype=dtype), np.ones(shape, dtype=bool), False, 0.0)
 
 
 def _logic(node: Logic, resolve: Resolve, python: bool, cache: dict[Load, Value]) -> Value:
@@ -236,7 +232,7 @@ def _compare(node: Compare, resolve: Resolve, python: bool, cache: dict[Load, Va
     error = left.error | right.error
     if node.ordering:
         if lv.dtype == bool or rv.dtype == bool:
-            return _all_error(left, right)  # booleans do not order
+            return _all_error(bool, left, right)  # booleans do not order
         numeric = lv.dtype == np.float64 and rv.dtype == np.float64
         if not numeric and not (lv.dtype == object and rv.dtype == object):
             raise GiveUp  # a number against a string: admission keeps them apart
@@ -255,7 +251,7 @@ def _arith(node: Arith, resolve: Resolve, python: bool, cache: dict[Load, Value]
     lv, le, li, lb = left
     rv, re, ri, rb = right
     if lv.dtype == bool or rv.dtype == bool:
-        return _all_error(left, right)  # a boolean is not a number
+        return _all_error(np.float64, left, right)  # a boolean is not a number
     if lv.dtype != np.float64 or rv.dtype != np.float64:
         raise GiveUp
     error = le | re

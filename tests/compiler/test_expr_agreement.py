@@ -305,10 +305,10 @@ def columnar_says(case: Case, condition: ast.Expr) -> list[bool] | None:
 
     try:
         python = case.form != "arrow"  # numpy arrays may hold rounded Python ints
-        ok = columnar.conjunction([case.lowered(condition)], resolve, len(case.rows), python)
+        values, error = columnar.holds(case.lowered(condition), resolve, len(case.rows), python)
     except columnar.GiveUp:
         return None
-    return ok.tolist()
+    return (values & ~error).tolist()
 
 
 @settings(max_examples=200, deadline=None)
