@@ -11,7 +11,9 @@ The rows respect what admission guarantees (kleene.runtime.ingest): the attribut
 compared or combined with each other hold one kind; a missing attribute (a null) occurs
 only where the load says it may (``Load.nullable``). The strategies are module-level so
 that another backend's agreement test can reuse them: :func:`cases` draws a
-:class:`Case`; :func:`oracle_says` is the expected answer per row.
+:class:`Case` (conditions, loads, rows); for each condition, :func:`oracle_says` is the
+expected answer per row and :meth:`Case.lowered` the IR to evaluate. (A Spark test
+needs the session fixture of tests/spark/conftest.py and the ``spark`` marker.)
 """
 
 from __future__ import annotations
