@@ -209,7 +209,6 @@ def test_private_uses_are_found(tmp_path: Path) -> None:
 
 #: Modules that still interpret the AST's expressions; the compiler's expression IR
 #: (kleene/compiler/expr.py) replaces that, and then they leave this list.
-AST_EXPRESSIONS_PENDING = {"kleene.runtime.prefilter", "kleene.runtime.vector.masks"}
 
 
 def back_end() -> dict[str, Path]:
@@ -245,11 +244,8 @@ def ast_reads(path: Path) -> list[str]:
 
 def test_runtime_and_spark_import_nothing_of_the_front_end() -> None:
     uses = {name: front_end_imports(name, path) for name, path in back_end().items()}
-    found = {name: u for name, u in uses.items() if u and name not in AST_EXPRESSIONS_PENDING}
+    found = {name: u for name, u in uses.items() if u}
     assert not found, f"modules importing kleene.lang: {found}"
-    # an exemption is dropped as soon as its module stops reading the AST
-    stale = sorted(name for name in AST_EXPRESSIONS_PENDING if not uses[name])
-    assert not stale, f"remove from AST_EXPRESSIONS_PENDING: {stale}"
 
 
 def test_runtime_and_spark_never_read_the_plans_ast() -> None:

@@ -42,7 +42,7 @@ from kleene.compiler.analysis import (
     place,
 )
 from kleene.compiler.consistency import classify
-from kleene.compiler.expr import Kind
+from kleene.compiler.expr import Kind, lower
 from kleene.compiler.groups import Edge, Link, check_groups
 from kleene.compiler.kinds import kind_lookup
 from kleene.compiler.kinds import value_kinds as _value_kinds
@@ -264,7 +264,7 @@ def _state(d: Draft, index: int, edge_spec: Edge) -> State:
         inconsistent=len(deferred) > len(classified),
         proceed=proceed,
         last=ci == len(d.query.pattern.positive) - 1,
-        properties=tuple(properties),
+        properties=tuple(lower(c, codegen.resolver(ctx)) for c in properties),
         property_text=tuple(_text(c) for c in properties),
         edge_text=tuple(_text(c) for c in conds[len(properties) :]),
         proceed_text=tuple(_text(c) for c in end),

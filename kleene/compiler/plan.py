@@ -11,6 +11,7 @@ from typing import Any
 
 from kleene.compiler.analysis import PartitionKey
 from kleene.compiler.consistency import ConsistencyTest
+from kleene.compiler.expr import Expr
 from kleene.compiler.returns import ReturnItem
 from kleene.compiler.shape import Shape
 from kleene.compiler.slots import SlotLayout
@@ -48,7 +49,7 @@ class State:
     inconsistent: bool  # take edge: some postponed conjunct has no consistency class
     proceed: Callable[[StateVector], bool] | None
     last: bool
-    properties: tuple[ast.Expr, ...]  # single-event properties of the begin/take edge
+    properties: tuple[Expr, ...]  # single-event properties of the begin/take edge, in the IR
     property_text: tuple[str, ...]
     edge_text: tuple[str, ...]  # its relationships (they read the state vector)
     proceed_text: tuple[str, ...]

@@ -25,6 +25,7 @@ from kleene.compiler.analysis import (
     place,
     references,
 )
+from kleene.compiler.expr import EVENT, PREVIOUS, Expr, Load, lower
 from kleene.lang import ast
 from kleene.vocabulary import OutputFormat, Strategy
 
@@ -39,9 +40,19 @@ class Condition:
 
     expr: ast.Expr
     refs: dict[Ref, str]  # (var, attr, index) -> CUR|PREV
+    ir: Expr = field(init=False, compare=False)  # what the vector engine evaluates
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ir", lower(self.expr, self._load))
 
     def side(self, ref: ast.AttrRef) -> str:
         return self.refs[(ref.var, ref.attr, ref.index)]
+
+    def _load(self, ref: ast.Expr) -> Expr:
+        """Each reference loads the event's attribute (CUR) or that of the event just
+        before it in its partition (PREV)."""
+        assert isinstance(ref, ast.AttrRef)  # the shape pass declines other references
+        return Load(EVENT if self.side(ref) == CUR else PREVIOUS, ref.attr)
 
 
 @dataclass(frozen=True)

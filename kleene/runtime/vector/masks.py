@@ -4,24 +4,25 @@ For component j, ``begin[j][r]`` says row r can be its first element when row r-
 the last element of component j-1 (SIGMOD 2008, section 3.2: the begin formula),
 ``take[j][r]`` that row r can follow row r-1 inside a Kleene component (the take
 formula), and ``end[j][r]`` that a Kleene component may end at row r (the conjuncts of
-its proceed formula). Conjuncts are evaluated with numpy exactly as Python would
-(:mod:`kleene.runtime.prefilter`); where that is impossible for a batch (integers beyond
-2**53, values of mixed kinds) they are evaluated row by row with generated code.
+its proceed formula). Conjuncts come in the expression IR and are evaluated by its
+columnar backend (:mod:`kleene.compiler.columnar`); where that gives up for a batch
+(integers beyond 2**53, values of mixed kinds) they are evaluated row by row with the
+scalar backend's generated code.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from kleene.compiler import codegen
+from kleene.compiler.columnar import GiveUp, Raw, conjunction
+from kleene.compiler.expr import EVENT, PREVIOUS, Load
 from kleene.compiler.plan import Plan
-from kleene.compiler.shape import CUR, Condition, Shape
-from kleene.lang import ast
-from kleene.runtime.prefilter import GiveUp, Value, as_value, conjunction
+from kleene.compiler.shape import Condition, Shape
 from kleene.runtime.vector.frame import Frame
 
 RowFn = Callable[[tuple[Any, ...], tuple[Any, ...] | None], bool]
@@ -83,19 +84,14 @@ def _condition(
 ) -> np.ndarray:
     if not len(rows):
         return np.zeros(0, dtype=bool)
-    cache: dict[tuple[str, str], Value] = {}
 
-    def resolve(ref: ast.AttrRef) -> Value:
-        side = cond.side(ref)
-        key = (side, ref.attr)
-        if key not in cache:
-            at = rows if side == CUR else rows - 1
-            raw = frame.raw(ref.attr, frame.src[at])
-            cache[key] = as_value(raw, frame.batch is None or frame.batch.table is None)
-        return cache[key]
+    def resolve(load: Load) -> Raw:
+        at = rows if load.source == EVENT else rows - 1
+        return frame.raw(load.key, frame.src[at])
 
     try:
-        return conjunction([cond.expr], resolve, len(rows))
+        python = frame.batch is None or frame.batch.table is None
+        return conjunction([cond.ir], resolve, len(rows), python)
     except GiveUp:
         fn = row_function(cond, plan)
         cur = frame.tuples(frame.src[rows])
@@ -105,27 +101,15 @@ def _condition(
 
 def row_function(cond: Condition, plan: Plan) -> RowFn:
     """The condition as generated Python over (event, previous event) tuples."""
-    expr = _rewrite(cond.expr, cond)
 
-    def slot_of(slot: tuple[str, ...]) -> str:
-        return f"p[{codegen.field_index(slot[3], plan.attr_index)}]"
+    def place(load: Load) -> str:
+        tuple_name = {EVENT: "e", PREVIOUS: "p"}[load.source]
+        return f"{tuple_name}[{codegen.field_index(load.key, plan.attr_index)}]"
 
-    ctx = codegen.Context("__cur", "single", slot_of, plan.attr_index)
-    code = codegen.expr_code(expr, ctx)
+    code = codegen.python_code(cond.ir, place)
     source = (
         "def holds(e, p):\n"
         f"    try:\n        return bool({code})\n"
         f"    except {codegen.CAUGHT}:\n        return False\n"
     )
     return codegen.build(source, "holds")
-
-
-def _rewrite(node: ast.Expr, cond: Condition) -> ast.Expr:
-    if isinstance(node, ast.AttrRef):
-        var = "__cur" if cond.side(node) == CUR else "__prev"
-        return ast.AttrRef(var, node.attr, None, span=node.span)
-    if isinstance(node, ast.Binary):
-        return replace(node, left=_rewrite(node.left, cond), right=_rewrite(node.right, cond))
-    if isinstance(node, ast.Unary):
-        return replace(node, operand=_rewrite(node.operand, cond))
-    return node
