@@ -1,10 +1,10 @@
 """NFA^b execution with multiple runs (SIGMOD 2008, section 5.2).
 
-The basic algorithm (5.2.1): a run is a tuple ``(state, V, start time, start position,
-origins)`` — its automaton state, its computation-state vector, the time of its first
-event (the youngest one for a merged run), the oldest position it may still read from
-the buffer, and the buffer entry and slot of its latest selection (the start of its
-match's pointer chain, see :mod:`kleene.runtime.nfa.buffer`).
+The basic algorithm (5.2.1): a :class:`Run` is its automaton state, its
+computation-state vector, the time of its first event (the youngest one for a merged
+run), the oldest position it may still read from the buffer, and the buffer entry and
+slot of its latest selection (the start of its match's pointer chain, see
+:mod:`kleene.runtime.nfa.buffer`).
 Runs are indexed by partition (the inferred key) so an event only visits the runs of
 its own partition; without a key there is one partition.
 
@@ -24,11 +24,11 @@ member whose first event has left the window by then is not reported.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from kleene.compiler.plan import Plan, State
 from kleene.lang.ast import Strategy
-from kleene.runtime.core import Completion, expire
+from kleene.runtime.core import Completion, EventCore, expire
 from kleene.runtime.limits import run_limit
 from kleene.runtime.nfa.buffer import Origins, SharedMatchBuffer, check_origins
 from kleene.runtime.snapshot import (
@@ -42,8 +42,16 @@ from kleene.runtime.snapshot import (
     sequence,
 )
 
-# (state, V, start time, start position, origins)
-Run = tuple[int, tuple[Any, ...], Any, int, Origins]
+
+class Run(NamedTuple):
+    """A run of the NFA^b (SIGMOD 2008, section 5.2.1). Snapshots write it as a plain
+    tuple of its fields."""
+
+    state: int  # its automaton state
+    vector: tuple[Any, ...]  # its computation-state vector V
+    start: Any  # the time of its first event (the youngest member's when merged)
+    start_position: int  # the oldest buffer position it may still read
+    origins: Origins  # the buffer entry and slot of its latest selection(s)
 
 
 def check_run(run: Any, shapes: Shapes, buffer: SharedMatchBuffer, seen: set[Any]) -> Run:
@@ -54,7 +62,7 @@ def check_run(run: Any, shapes: Shapes, buffer: SharedMatchBuffer, seen: set[Any
     number(start, "a run's start time")
     integer(start_position, "a run's start position", 0)
     buffer.check_reachable(check_origins(origins, "a run's pointers"), seen)
-    return run
+    return Run(state, vector, start, start_position, origins)
 
 
 class NfaState:
@@ -71,7 +79,7 @@ class NfaState:
 
     def to_data(self) -> Any:
         return {
-            "partitions": self.partitions,
+            "partitions": {key: list(map(tuple, runs)) for key, runs in self.partitions.items()},
             "buffer": self.buffer.to_data(),
             "counters": (self.live_runs, self.merged, self.peak_runs),
         }
@@ -92,20 +100,21 @@ class NfaState:
         seen: set[Any] = set()
         total = 0
         for key, runs in mapping(partitions, "the runs").items():
-            partition_key(key)
-            for run in sequence(runs, "a partition's runs"):
+            st.partitions[partition_key(key)] = [
                 check_run(run, shapes, st.buffer, seen)
+                for run in sequence(runs, "a partition's runs")
+            ]
             total += len(runs)
         if total != st.live_runs:
             fail("the live run count does not match the runs")
-        st.partitions = partitions
         return st
 
 
-class NfaEngine:
+class NfaEngine(EventCore):
     """Evaluates one compiled plan over ordered events (no state of its own)."""
 
     def __init__(self, plan: Plan, max_runs: int, *, merge: bool = False) -> None:
+        super().__init__(plan)
         self.plan = plan
         self.states = plan.states
         self.max_runs = max_runs
@@ -141,7 +150,7 @@ class NfaEngine:
         survivors: list[Run] = []
         if runs:
             for run in runs:
-                if window is not None and t - run[2] > window:
+                if window is not None and t - run.start > window:
                     continue
                 self.advance(st, run, e, position, window, survivors, completed)
             st.live_runs -= len(runs)
@@ -178,7 +187,9 @@ class NfaEngine:
     def sweep(self, st: NfaState, now: Any, window: float | None) -> None:
         if window is not None:
             st.live_runs -= expire(st.partitions, now, window)
-        oldest = min((r[3] for runs in st.partitions.values() for r in runs), default=1 << 62)
+        oldest = min(
+            (r.start_position for runs in st.partitions.values() for r in runs), default=1 << 62
+        )
         st.buffer.prune(oldest)
 
     def flush(self, st: Any, window: float | None) -> list[Completion]:
@@ -244,7 +255,7 @@ class NfaEngine:
             head = self.states[then]  # a loop head without exit: epsilon proceed edge to F
             if head.proceed is not None and head.exit is None and head.proceed(vector):
                 self._complete(st, now, e[1], window, vector, completed)
-        return (then, vector, start, start_position, now)
+        return Run(then, vector, start, start_position, now)
 
     def _complete(
         self,
@@ -320,9 +331,8 @@ class NfaEngine:
         """Fold runs with equal state and equal masked vectors into one (5.2.2)."""
         groups: dict[tuple[Any, ...], list[Run]] = {}
         for run in runs:
-            mask = self.masks[run[0]]
-            vector = run[1]
-            key = (run[0], *(vector[i] for i in mask))
+            vector = run.vector
+            key = (run.state, *(vector[i] for i in self.masks[run.state]))
             groups.setdefault(key, []).append(run)
         if len(groups) == len(runs):
             return runs
@@ -333,12 +343,12 @@ class NfaEngine:
                 continue
             first = group[0]
             merged.append(
-                (
-                    first[0],
-                    first[1],
-                    max(r[2] for r in group),
-                    min(r[3] for r in group),
-                    tuple(o for r in group for o in r[4]),
+                Run(
+                    first.state,
+                    first.vector,
+                    max(r.start for r in group),
+                    min(r.start_position for r in group),
+                    tuple(o for r in group for o in r.origins),
                 )
             )
             st.merged += len(group) - 1

@@ -1,0 +1,107 @@
+"""Completed matches as the results a matcher reports: :class:`~kleene.match.Match`
+(variables, positions, times, partition, RETURN values) and, for the collapsed output
+format, :class:`~kleene.collapsed.CollapsedMatch` (SIGMOD 2014, section 5.2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kleene.collapsed import SAFE, UNSAFE, CollapsedMatch
+from kleene.compiler.plan import Plan
+from kleene.compiler.returns import time_items
+from kleene.match import Match
+from kleene.runtime.clock import StreamClock
+from kleene.runtime.core import Completion
+from kleene.runtime.found import Found
+from kleene.runtime.postpone.construct import Built, construct
+
+
+class Formatter:
+    """Builds the results of one matcher."""
+
+    def __init__(self, plan: Plan, max_matches: int | None, clock: StreamClock) -> None:
+        self.plan = plan
+        self.max_matches = max_matches
+        self.clock = clock
+        self.time_returns = time_items(plan.query)  # RETURN items given back as datetimes
+
+    def match(self, found: Found | Completion) -> Match:
+        """The match of a completion (or of a completion checked for negations)."""
+        plan = self.plan
+        if isinstance(found, Built):  # grouped per variable by result construction
+            variables, where, start, end, _source = found.groups
+        else:
+            variables, where, start, end = self._grouped(found.selections)
+        returned = {}
+        datetimes = self.clock.st.time_kind == "datetime"
+        if plan.returns is not None:
+            values = plan.returns(found.vector)
+            if datetimes and any(self.time_returns):
+                time_out = self.clock.time_out
+                values = tuple(
+                    time_out(v) if is_time and v is not None else v
+                    for v, is_time in zip(values, self.time_returns, strict=True)
+                )
+            returned = dict(zip(plan.return_names, values, strict=True))
+        if datetimes:
+            start, end = self.clock.time_out(start), self.clock.time_out(end)
+        # a run's key may be a hash key that starts with the partition (choose_key)
+        partition = found.partition[: plan.partition_width]
+        return Match.of(variables, where, start, end, partition, returned)
+
+    def _grouped(self, selections: list[Any]) -> tuple[Any, Any, Any, Any]:
+        """Event ids and positions per variable, and the first and last times."""
+        names, states = self.plan.positive_vars, self.plan.states
+        by_var: dict[str, list[Any]] = {v: [] for v in names}
+        at: dict[str, list[int]] = {v: [] for v in names}
+        for state, position, event_id, _time in selections:
+            var = states[state].var
+            by_var[var].append(event_id)
+            at[var].append(position)
+        _, _, _, start = selections[0]
+        _, _, _, end = selections[-1]
+        variables = {v: tuple(x) for v, x in by_var.items()}
+        return variables, {v: tuple(x) for v, x in at.items()}, start, end
+
+    def collapse(self, partition: tuple[Any, ...], items: list[Any], end: Any) -> CollapsedMatch:
+        """An intermediate match of the postponing core as a collapsed result."""
+        states = self.plan.states
+        singles: dict[str, Any] = {}
+        candidates: dict[str, tuple[tuple[Any, str], ...]] = {}
+        first_fixed, last_fixed = set(), set()
+        times = []
+        for item in items:
+            if len(item) == 3:
+                state, _position, e = item
+                singles[states[state].var] = e[2]
+                times.append(e[1])
+                continue
+            first, cands, length, forced, fixed = item
+            var = states[first].var
+            chosen = [(e, safe) for _position, e, safe in cands[:length]]
+            candidates[var] = tuple((e[2], SAFE if safe else UNSAFE) for e, safe in chosen)
+            times += [e[1] for e, _safe in chosen]
+            if fixed:
+                first_fixed.add(var)
+            if forced:
+                last_fixed.add(var)
+        exact = all(label == SAFE for cs in candidates.values() for _, label in cs) and not any(
+            s.proceed_text or (s.postponed and s.kind == "single") for s in states
+        )
+        plan, limit = self.plan, self.max_matches
+
+        def expand() -> list[Match]:
+            found = construct(plan.states, items, plan.initial_vector, limit, partition)
+            return [self.match(b) for b in found]
+
+        return CollapsedMatch(
+            singles=singles,
+            candidates=candidates,
+            first_fixed=frozenset(first_fixed),
+            last_fixed=frozenset(last_fixed),
+            start=self.clock.time_out(min(times)),
+            end=self.clock.time_out(end),
+            partition=partition[: plan.partition_width],
+            exact=exact,
+            _expand=expand,
+        )
