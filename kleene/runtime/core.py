@@ -15,7 +15,7 @@ event does (``process``); the vector core evaluates a clean columnar batch nativ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kleene.runtime.routing import Router
@@ -30,6 +30,26 @@ if TYPE_CHECKING:
 Selection = tuple[int, int, Any, Any]
 
 
+# variable -> event ids, variable -> positions (pattern order), start and end times
+Grouped = tuple[dict[str, tuple[Any, ...]], dict[str, tuple[int, ...]], Any, Any]
+
+
+def group(
+    selections: list[Selection], var_of_state: Sequence[str], names: Sequence[str]
+) -> Grouped:
+    """A match's event ids and positions per variable, and its first and last times."""
+    by_var: dict[str, list[Any]] = {v: [] for v in names}
+    at: dict[str, list[int]] = {v: [] for v in names}
+    for state, position, event_id, _time in selections:
+        var = var_of_state[state]
+        by_var[var].append(event_id)
+        at[var].append(position)
+    _, _, _, start = selections[0]
+    _, _, _, end = selections[-1]
+    variables = {v: tuple(x) for v, x in by_var.items()}
+    return variables, {v: tuple(x) for v, x in at.items()}, start, end
+
+
 class Completion(NamedTuple):
     """A match of the positive pattern: its selections in pattern order and the final
     computation-state vector (which RETURN and negation checks read)."""
@@ -37,6 +57,10 @@ class Completion(NamedTuple):
     partition: tuple[Any, ...]
     selections: list[Selection]
     vector: tuple[Any, ...]
+
+    def grouped(self, var_of_state: Sequence[str], names: Sequence[str]) -> Grouped:
+        """Its events per variable (a core that builds them so may say so directly)."""
+        return group(self.selections, var_of_state, names)
 
 
 class Intermediate(NamedTuple):

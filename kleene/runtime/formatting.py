@@ -13,7 +13,7 @@ from kleene.match import Match
 from kleene.runtime.clock import StreamClock
 from kleene.runtime.core import Completion
 from kleene.runtime.found import Found
-from kleene.runtime.postpone.construct import Built, construct
+from kleene.runtime.postpone.construct import construct
 
 
 class Formatter:
@@ -24,14 +24,12 @@ class Formatter:
         self.max_matches = max_matches
         self.clock = clock
         self.time_returns = time_items(plan.query)  # RETURN items given back as datetimes
+        self.var_of_state = [s.var for s in plan.states]
 
     def match(self, found: Found | Completion) -> Match:
         """The match of a completion (or of a completion checked for negations)."""
         plan = self.plan
-        if isinstance(found, Built):  # grouped per variable by result construction
-            variables, where, start, end, _source = found.groups
-        else:
-            variables, where, start, end = self._grouped(found.selections)
+        variables, where, start, end = found.grouped(self.var_of_state, plan.positive_vars)
         returned = {}
         datetimes = self.clock.st.time_kind == "datetime"
         if plan.returns is not None:
@@ -48,20 +46,6 @@ class Formatter:
         # a run's key may be a hash key that starts with the partition (choose_key)
         partition = found.partition[: plan.partition_width]
         return Match.of(variables, where, start, end, partition, returned)
-
-    def _grouped(self, selections: list[Any]) -> tuple[Any, Any, Any, Any]:
-        """Event ids and positions per variable, and the first and last times."""
-        names, states = self.plan.positive_vars, self.plan.states
-        by_var: dict[str, list[Any]] = {v: [] for v in names}
-        at: dict[str, list[int]] = {v: [] for v in names}
-        for state, position, event_id, _time in selections:
-            var = states[state].var
-            by_var[var].append(event_id)
-            at[var].append(position)
-        _, _, _, start = selections[0]
-        _, _, _, end = selections[-1]
-        variables = {v: tuple(x) for v, x in by_var.items()}
-        return variables, {v: tuple(x) for v, x in at.items()}, start, end
 
     def collapse(self, partition: tuple[Any, ...], items: list[Any], end: Any) -> CollapsedMatch:
         """An intermediate match of the postponing core as a collapsed result."""

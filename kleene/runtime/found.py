@@ -3,11 +3,12 @@ non-overlap order read of it (SIGMOD 2008, sections 2 and 3.1)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kleene.runtime import snapshot
-from kleene.runtime.core import Completion, Selection
+from kleene.runtime.core import Completion, Grouped, Selection, group
 from kleene.runtime.snapshot import Shapes, fail, sequence
 
 if TYPE_CHECKING:
@@ -36,6 +37,9 @@ class Found:
     def last_time(self) -> Any:
         _state, _position, _id, time = self.selections[-1]
         return time
+
+    def grouped(self, var_of_state: Sequence[str], names: Sequence[str]) -> Grouped:
+        return group(self.selections, var_of_state, names)
 
 
 class Pending(NamedTuple):

@@ -20,14 +20,14 @@ asked for (:attr:`Built.selections`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import islice
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kleene.compiler import codegen
 from kleene.compiler.plan import State
-from kleene.runtime.core import Completion, Selection
+from kleene.runtime.core import Completion, Grouped, Selection
 from kleene.runtime.limits import match_limit
 
 # (state index, position, event) for a single variable
@@ -115,6 +115,10 @@ class Built(Completion):
     def selections(self) -> list[Selection]:
         ids, positions, _start, _end, source = self.groups
         return source.selections(ids, positions)
+
+    def grouped(self, var_of_state: Sequence[str], names: Sequence[str]) -> Grouped:
+        ids, positions, start, end, _source = self.groups
+        return ids, positions, start, end
 
 
 class Constructor:
