@@ -23,36 +23,49 @@ R = TypeVar("R")
 Order = tuple[Any, ...]  # (last position, first position, positions, per variable)
 
 
+class Candidate:
+    """A match offered for output, decided now or once its trailing negation is."""
+
+    __slots__ = ("accepted", "decided", "order", "payload")
+
+    def __init__(self, order: Order, decided: bool, accepted: bool, payload: Any) -> None:
+        self.order = order
+        self.decided = decided
+        self.accepted = accepted
+        self.payload = payload
+
+
 class NonOverlapState:
-    """Per-partition candidates and the last output match's end (picklable)."""
+    """Per-partition candidates and the last output match's end."""
 
     def __init__(self) -> None:
-        # partition -> list of [order, decided, accepted, payload]
-        self.candidates: dict[tuple[Any, ...], list[list[Any]]] = {}
+        self.candidates: dict[tuple[Any, ...], list[Candidate]] = {}
         self.last_end: dict[tuple[Any, ...], int] = {}
 
     def offer(self, partition: tuple[Any, ...], order: Order, payload: Any, decided: bool) -> None:
         """Add a candidate (decided now, or pending a trailing negation); call
         :meth:`release` once all candidates of the current event are offered."""
-        self.candidates.setdefault(partition, []).append([order, decided, decided, payload])
+        candidate = Candidate(order, decided, decided, payload)
+        self.candidates.setdefault(partition, []).append(candidate)
 
     def decide(self, partition: tuple[Any, ...], payload: Any, accepted: bool) -> list[Any]:
         for entry in self.candidates.get(partition, []):
-            if entry[3] is payload:
-                entry[1], entry[2] = True, accepted
+            if entry.payload is payload:
+                entry.decided, entry.accepted = True, accepted
         return self.release(partition)
 
     def release(self, partition: tuple[Any, ...]) -> list[Any]:
         entries = self.candidates.get(partition)
         if not entries:
             return []
-        entries.sort(key=lambda x: x[0])
+        entries.sort(key=lambda c: c.order)
         out = []
-        while entries and entries[0][1]:
-            order, _, accepted, payload = entries.pop(0)
-            if accepted and order[1] > self.last_end.get(partition, -1):
-                self.last_end[partition] = order[0]
-                out.append(payload)
+        while entries and entries[0].decided:
+            entry = entries.pop(0)
+            last, first = entry.order[:2]
+            if entry.accepted and first > self.last_end.get(partition, -1):
+                self.last_end[partition] = last
+                out.append(entry.payload)
         if not entries:
             del self.candidates[partition]
         return out
@@ -63,8 +76,8 @@ class NonOverlapState:
         """Plain data; ``ref`` names a payload (the matcher writes them once, with
         their order)."""
         candidates = {
-            key: [(decided, accepted, ref(payload)) for _order, decided, accepted, payload in e]
-            for key, e in self.candidates.items()
+            key: [(c.decided, c.accepted, ref(c.payload)) for c in entries]
+            for key, entries in self.candidates.items()
         }
         return (candidates, self.last_end)
 
@@ -83,10 +96,10 @@ class NonOverlapState:
         return st
 
 
-def _entry(x: Any, payload: Callable[[Any], tuple[Order, Any]]) -> list[Any]:
+def _entry(x: Any, payload: Callable[[Any], tuple[Order, Any]]) -> Candidate:
     decided, accepted, ref = sequence(x, "a non-overlap candidate", tuple, 3)
     order, found = payload(ref)
-    return [order, boolean(decided, "a flag"), boolean(accepted, "a flag"), found]
+    return Candidate(order, boolean(decided, "a flag"), boolean(accepted, "a flag"), found)
 
 
 class Reporter(Generic[R]):

@@ -144,8 +144,9 @@ class VectorCore(EventCore):
             return
         oldest = min(r.start_position for r in runs)
         tail = st.carry[partition]
-        if tail[0][0] < oldest:
-            st.carry[partition] = [c for c in tail if c[0] >= oldest]
+        first_position, _e = tail[0]
+        if first_position < oldest:
+            st.carry[partition] = [(p, e) for p, e in tail if p >= oldest]
 
     def sweep(self, st: VectorState, now: Any, window: float | None) -> None:
         if st.nfa is not None:
@@ -154,7 +155,7 @@ class VectorCore(EventCore):
                 self._trim(st, st.nfa, partition)
         elif window is not None:
             for partition in list(st.carry):
-                tail = [c for c in st.carry[partition] if now - c[1][1] <= window]
+                tail = [(p, e) for p, e in st.carry[partition] if now - e[1] <= window]
                 if tail:
                     st.carry[partition] = tail
                 else:
