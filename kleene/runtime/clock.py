@@ -34,13 +34,19 @@ class StreamClock:
         self.allowed_lateness = config.allowed_lateness
         self.time_unit = config.time_unit
         self.st = st
+        self.window_kind: str | None = None
+        self.window_of_kind = window_size(plan, None, None)
 
     def window(self) -> float | None:
         """The WITHIN size in the stream's time units: a window with a unit is in
         seconds, converted for datetimes (microseconds) and for numeric times by the
         configured ``time_unit``; a window without a unit is in timestamp units
         (seconds for datetimes)."""
-        return window_size(self.plan, self.st.time_kind, self.time_unit)
+        kind = self.st.time_kind
+        if kind != self.window_kind:  # computed once per time kind
+            self.window_of_kind = window_size(self.plan, kind, self.time_unit)
+            self.window_kind = kind
+        return self.window_of_kind
 
     def learn(self, kind: str | None, tz: Any) -> None:
         """The stream's time kind and zone, from its first admitted event."""

@@ -69,10 +69,8 @@ class Decisions:
 
     def observe(self, e: tuple[Any, ...], partition: Any, position: int) -> None:
         """Keep an event of a negated type as a candidate of the negations."""
-        members = self.by_type.get(e[0])
-        if members:
-            for member in members:
-                self.st.negation.add(member, partition or (), position, e)
+        for member in self.by_type.get(e[0], ()):
+            self.st.negation.add(member, partition or (), position, e)
 
     def complete(self, results: Iterable[Any], t: Any, out: list[Result]) -> None:
         """The completions of an event at time ``t`` (intermediate matches under the

@@ -160,6 +160,7 @@ class Matcher:
         st, decisions = self.st, self.decisions
         room = self.reporter.room()
         ctx = Context(self.clock.window, self.clock.time_out, room, st.non_overlap.last_end)
+        complete, negated = decisions.complete, decisions.by_type
         evaluated = 0
         for t, position, e, partition, results in self.engine.evaluate(st.core, admitted, ctx):
             evaluated += 1
@@ -168,9 +169,10 @@ class Matcher:
             if e is None:  # a whole batch evaluated natively: finished matches
                 out.extend(results)
                 continue
-            if partition is not None:
-                decisions.complete(results, t, out)
-            decisions.observe(e, partition, position)
+            if results:  # completions (a list, or an iterator where there may be many)
+                complete(results, t, out)
+            if negated and e[0] in negated:
+                decisions.observe(e, partition, position)
             st.since_sweep += 1
             if st.since_sweep >= SWEEP_EVERY:
                 self.sweep(t)

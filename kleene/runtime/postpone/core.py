@@ -283,7 +283,7 @@ class PostponeCore(EventCore):
             )
         if self.collapsed:
             return [Intermediate(partition, items) for items in done]
-        return self._construct(st, done, partition) if done else iter(())
+        return self._construct(st, done, partition) if done else []
 
     def _construct(
         self, st: PostponeState, done: list[Items], partition: tuple[Any, ...]
