@@ -198,13 +198,18 @@ class EventCore:
                 yield e[1], position, e, partition, process(st, e, position, partition, window())
 
 
-def expire(partitions: dict[tuple[Any, ...], list[Any]], now: Any, window: float) -> int:
-    """Drop the runs (records with a ``start`` time) that the window has passed, and
-    partitions left empty; return how many runs were dropped."""
+def expire(
+    partitions: dict[tuple[Any, ...], list[Any]],
+    now: Any,
+    window: float,
+    start: Callable[[Any], Any],
+) -> int:
+    """Drop the runs that the window has passed (``start`` reads a run's start time),
+    and partitions left empty; return how many runs were dropped."""
     dropped = 0
     for key in list(partitions):
         runs = partitions[key]
-        alive = [r for r in runs if now - r.start <= window]
+        alive = [r for r in runs if now - start(r) <= window]
         dropped += len(runs) - len(alive)
         if alive:
             partitions[key] = alive

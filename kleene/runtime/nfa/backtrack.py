@@ -21,7 +21,14 @@ from typing import Any
 from kleene.compiler.plan import Plan
 from kleene.runtime.core import Completion, EventCore
 from kleene.runtime.limits import run_limit
-from kleene.runtime.nfa.engine import NfaEngine, NfaState, Run, check_run
+from kleene.runtime.nfa.engine import (
+    NfaEngine,
+    NfaState,
+    Run,
+    check_run,
+    run_start,
+    run_start_position,
+)
 from kleene.runtime.snapshot import Shapes, fields_of, integer, mapping, partition_key, sequence
 
 
@@ -38,9 +45,7 @@ class _Partition:
         self.stack: list[tuple[Run, int]] = []
 
     def to_data(self) -> Any:
-        singleton = None if self.singleton is None else tuple(self.singleton)
-        stack = [(tuple(run), index) for run, index in self.stack]
-        return (list(self.events), self.base, singleton, self.cursor, stack)
+        return (list(self.events), self.base, self.singleton, self.cursor, self.stack)
 
     @classmethod
     def from_data(cls, data: Any, shapes: Shapes, nfa: NfaState, seen: set[Any]) -> _Partition:
@@ -165,7 +170,7 @@ class BacktrackCore(EventCore):
             current: Run | None = run
             while current is not None and index < end:
                 position, e = part.events[index - part.base]
-                if window is not None and e[1] - current.start > window:
+                if window is not None and e[1] - run_start(current) > window:
                     current = None
                     break
                 children: list[Run] = []
@@ -192,7 +197,7 @@ class BacktrackCore(EventCore):
                 part.events.popleft()
                 part.base += 1
             runs = [r for r, _ in part.stack] + ([part.singleton] if part.singleton else [])
-            oldest = min([oldest, *(r.start_position for r in runs)])
+            oldest = min([oldest, *map(run_start_position, runs)])
         st.nfa.buffer.prune(oldest)
 
     def drop_partition(self, st: BacktrackState, partition: tuple[Any, ...]) -> None:

@@ -24,22 +24,17 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from kleene.runtime.snapshot import Flat, Shapes, fail, integer, number, sequence
 
 EntryKey = tuple[int, int]  # (state index, event position)
 # the latest selection(s) of a run: (entry, the slot of its pointer set, start time)
 Origins = tuple[tuple[EntryKey, int, Any], ...]
-
-
-class Entry(NamedTuple):
-    """An event selected at one state, stored once, with the pointers of each of its
-    selections (its slots)."""
-
-    event_id: Any
-    time: Any
-    slots: list[Origins]  # the origins of each selection of it, by slot (appended to)
+# An event selected at one state, stored once, with the pointers of each of its
+# selections, by slot; always read by unpacking:  event_id, time, slots = entry
+# (a plain tuple: one is made per selected event, see Run in nfa/engine.py)
+Entry = tuple[Any, Any, list[Origins]]
 
 
 class SharedMatchBuffer:
@@ -60,10 +55,10 @@ class SharedMatchBuffer:
         key = (state, position)
         entry = self.entries.get(key)
         if entry is None:
-            self.entries[key] = Entry(event_id, time, [previous])
+            self.entries[key] = (event_id, time, [previous])
             self.stacks[state].append(position)
             return key, 0
-        slots = entry.slots
+        _id, _time, slots = entry
         slots.append(previous)
         return key, len(slots) - 1
 
@@ -113,9 +108,9 @@ class SharedMatchBuffer:
         flat: list[Any] = []
         stacks = []
         for s, stack in enumerate(self.stacks):
-            stacks.append([(p, entries[(s, p)].event_id, entries[(s, p)].time) for p in stack])
-            for p in stack:
-                slots = entries[(s, p)].slots
+            stack_entries = [(p, entries[(s, p)]) for p in stack]
+            stacks.append([(p, event_id, time) for p, (event_id, time, _slots) in stack_entries])
+            for _p, (_id, _time, slots) in stack_entries:
                 flat.append(len(slots))
                 for origins in slots:
                     flat.append(len(origins))
@@ -152,7 +147,7 @@ class SharedMatchBuffer:
                         slots.append(tuple(origins))
                     if (state, position) in buffer.entries:
                         fail("a buffer entry twice")
-                    buffer.entries[(state, position)] = Entry(event_id, time, slots)
+                    buffer.entries[(state, position)] = (event_id, time, slots)
                     buffer.stacks[state].append(position)
         except (IndexError, TypeError):  # a count beyond the end, or not an integer
             fail("the buffer's pointers are cut short or hold a bad count")
@@ -170,9 +165,12 @@ class SharedMatchBuffer:
                 continue
             seen.add((key, slot))
             entry = self.entries.get(key)
-            if entry is None or not 0 <= slot < len(entry.slots):
+            if entry is None:
                 fail("a run points to a buffer entry that does not exist")
-            todo += [(k, s) for k, s, _start in entry.slots[slot]]
+            _id, _time, slots = entry
+            if not 0 <= slot < len(slots):
+                fail("a run points to a buffer entry slot that does not exist")
+            todo += [(k, s) for k, s, _start in slots[slot]]
 
 
 def check_origins(x: Any, what: str) -> Origins:

@@ -168,11 +168,12 @@ class Constructor:
                 continue
             step = steps[k] if k < n else None
             while step is not None and step.anchor:  # one way each, no frame needed
-                vector = step.edge(step.event, vector)
+                _anchor, edge, event, event_ids, event_positions = step
+                vector = edge(event, vector)
                 if vector is None:
                     break
-                done_ids += (step.ids,)
-                done_pos += (step.positions,)
+                done_ids += (event_ids,)
+                done_pos += (event_positions,)
                 k += 1
                 step = steps[k] if k < n else None
             if vector is None:
@@ -181,13 +182,13 @@ class Constructor:
                 start, end = times[done_pos[0][0]], times[done_pos[-1][-1]]
                 yield built(partition, done_ids, done_pos, start, end, source, vector)
                 continue
-            proceed, events, cids, cpos = step.proceed, step.events, step.ids, step.positions
+            _, begin, take, proceed, events, cids, cpos, stop, stop1, last, last1, forced = step
             if ids:
-                edge, stop, last = step.take, step.stop, step.last
-                if not step.forced and (proceed is None or proceed(vector)):  # the array ends
+                edge = take
+                if not forced and (proceed is None or proceed(vector)):  # the array ends here
                     push((k + 1, vector, 0, (), (), done_ids + (ids,), done_pos + (pos,), None))
             else:
-                edge, stop, last = step.begin, step.first_stop, step.first_last
+                edge, stop, last = begin, stop1, last1  # for the array's first element
             if j < stop:
                 push((k, vector, j, ids, pos, done_ids, done_pos, (edge, stop)))
             if last is not None:  # the forced last candidate, which ends the array

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from kleene.compiler.consistency import FALSE_VALUE
@@ -302,7 +303,7 @@ class PostponeCore(EventCore):
 
     def sweep(self, st: PostponeState, now: Any, window: float | None) -> None:
         if window is not None:
-            st.live_runs -= expire(st.partitions, now, window)
+            st.live_runs -= expire(st.partitions, now, window, attrgetter("start"))
             st.candidates = st.count_candidates()
 
     def flush(self, st: Any, window: float | None) -> list[Completion]:

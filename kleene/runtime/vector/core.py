@@ -34,7 +34,7 @@ from kleene.events import EventBatch
 from kleene.lang.ast import OutputFormat
 from kleene.match import Match
 from kleene.runtime.core import Admitted, Completion, Context, Evaluated, EventCore
-from kleene.runtime.nfa.engine import NfaEngine, NfaState
+from kleene.runtime.nfa.engine import NfaEngine, NfaState, run_start_position
 from kleene.runtime.snapshot import (
     Shapes,
     fail,
@@ -142,7 +142,7 @@ class VectorCore(EventCore):
         if not runs:
             st.carry.pop(partition, None)
             return
-        oldest = min(r.start_position for r in runs)
+        oldest = min(map(run_start_position, runs))
         tail = st.carry[partition]
         first_position, _e = tail[0]
         if first_position < oldest:
