@@ -109,12 +109,12 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
 def _without_window_filter(m: Any) -> None:
     """Ablation: admission keeps every event some state accepts, as before the
     prefilter learnt to drop events too far from any start and end event."""
-    relevant = m.prefilter.relevant
+    relevant = m.admission.prefilter.relevant
 
     def by_state_only(batch: Any, clean: set[str], window: float | None = None) -> Any:
         return relevant(batch, clean)
 
-    m.prefilter.relevant = by_state_only
+    m.admission.prefilter.relevant = by_state_only
 
 
 def main() -> None:

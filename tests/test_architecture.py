@@ -276,3 +276,47 @@ def test_front_end_imports_and_ast_reads_are_found(tmp_path: Path) -> None:
         "kleene.lang.to_text",
     ]
     assert ast_reads(source) == ["line 10: plan.query", "line 10: self.plan.query"]
+
+
+CORES = ("kleene.runtime.nfa", "kleene.runtime.postpone", "kleene.runtime.vector")
+DRIVERS = ("matcher", "admission", "clock", "decide", "output", "state")
+
+
+def test_the_matcher_drives_every_core_alike() -> None:
+    """The matcher and its jobs reach the cores only through the protocol of
+    kleene.runtime.core; kleene.runtime.choice names and builds them."""
+    edges = graph()
+    for name in DRIVERS:
+        module = f"kleene.runtime.{name}"
+        assert module in edges
+        assert not [m for m in edges[module] if m.startswith(CORES)], module
+
+
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 600, 80
+
+
+def sizes(path: Path) -> tuple[int, list[tuple[int, str]]]:
+    """A module's line count and the line count of each of its functions."""
+    text = path.read_text()
+    functions = [
+        (n.end_lineno - n.lineno + 1, n.name)
+        for n in ast.walk(ast.parse(text, str(path)))
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.end_lineno is not None
+    ]
+    return len(text.splitlines()), functions
+
+
+def test_runtime_pieces_are_small() -> None:
+    for name, path in modules().items():
+        if not name.startswith("kleene.runtime"):
+            continue
+        lines, functions = sizes(path)
+        assert lines <= MAX_MODULE_LINES, f"{name}: {lines} lines"
+        long = [f"{f} ({n} lines)" for n, f in functions if n > MAX_FUNCTION_LINES]
+        assert not long, f"{name}: {long}"
+
+
+def test_sizes_are_measured(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    x = 1\n    return x\n\n\nclass A:\n    def g(self): pass\n")
+    assert sizes(source) == (7, [(3, "f"), (1, "g")])

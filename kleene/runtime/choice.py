@@ -1,10 +1,15 @@
-"""Which evaluation core runs a query, and why (``engine="auto"``)."""
+"""Which evaluation core runs a query, and why (``engine="auto"``); the cores by name."""
 
 from __future__ import annotations
 
 from kleene.compiler.plan import Plan
 from kleene.errors import QueryError
-from kleene.runtime.vector import support
+from kleene.runtime.config import MatcherConfig
+from kleene.runtime.core import Core
+from kleene.runtime.nfa.backtrack import BacktrackCore
+from kleene.runtime.nfa.engine import NfaEngine
+from kleene.runtime.postpone import PostponeCore
+from kleene.runtime.vector import VectorCore, support
 from kleene.vocabulary import OutputFormat, Strategy
 
 ENGINES = ("auto", "nfa", "merge", "backtrack", "postpone", "postpone-late", "vector")
@@ -62,3 +67,18 @@ def choose_engine(plan: Plan, requested: str) -> tuple[str, str]:
         "no Kleene closure under skip till any match: the basic NFA^b algorithm "
         "(SIGMOD 2008, section 5.2.1)"
     )
+
+
+def make_core(plan: Plan, config: MatcherConfig) -> Core:
+    """The evaluation core the configuration names (resolved by :func:`choose_engine`)."""
+    if config.engine in ("nfa", "merge"):
+        return NfaEngine(plan, config.max_runs, merge=config.engine == "merge")
+    if config.engine == "vector":
+        return VectorCore(plan, config.max_runs)
+    if config.engine == "backtrack":
+        return BacktrackCore(plan, config.max_runs)
+    if config.engine in ("postpone", "postpone-late"):
+        collapsed = plan.output is OutputFormat.COLLAPSED
+        early = config.engine == "postpone"
+        return PostponeCore(plan, config.max_runs, collapsed=collapsed, early=early)
+    raise ValueError(f"unknown engine {config.engine!r}")

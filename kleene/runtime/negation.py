@@ -108,8 +108,11 @@ def violated(
     ``bounds[k]`` is (first position, last position, first time, last time) of positive
     component k.
     """
-    low = bounds[negation.before][1] if negation.before is not None else -1
-    high = bounds[negation.after][0] if negation.after is not None else 1 << 62
+    low, high = -1, 1 << 62
+    if negation.before is not None:
+        _first, low, _first_time, _last_time = bounds[negation.before]
+    if negation.after is not None:
+        high, _last, _first_time, _last_time = bounds[negation.after]
     search = _Search(negation.members, st, partition, vector, window, high)
     return search.found(0, low, first_time, last_time, ())
 

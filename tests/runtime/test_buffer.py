@@ -38,7 +38,8 @@ def test_runs_that_split_after_a_shared_prefix_meet_again_in_one_entry() -> None
     run1 = _select(buf, 1, 4, _select(buf, 0, 2, prefix))
     run2 = _select(buf, 1, 4, _select(buf, 0, 3, prefix))
     assert len(buf) == 5  # e0, e1, e2, e3 at state 0 and e4 at state 1, once each
-    assert len(buf.entries[(1, 4)][2]) == 2  # two runs selected e4: two slots
+    _id, _time, slots = buf.entries[(1, 4)]
+    assert len(slots) == 2  # two runs selected e4: two slots
     assert run1[0][1] != run2[0][1]
     assert _ids(buf, run1) == [["e0", "e1", "e2", "e4"]]
     assert _ids(buf, run2) == [["e0", "e1", "e3", "e4"]]

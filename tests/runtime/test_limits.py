@@ -15,7 +15,7 @@ import pytest
 import kleene
 from kleene.lang import parse
 from kleene.oracle import evaluate
-from kleene.runtime.matcher import CHUNK
+from kleene.runtime.output import CHUNK
 from tests.property.test_engine_vs_oracle import _key
 
 ANY = "PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match { }"

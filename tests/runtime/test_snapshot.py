@@ -171,7 +171,8 @@ def test_datetimes_time_zones_and_pending_negations_resume() -> None:
     assert resumed.st.tz == PARIS
     assert (
         resumed.st.pending
-        and resumed.st.pending[0][2] is next(iter(resumed.st.non_overlap.candidates.values()))[0][3]
+        and resumed.st.pending[0].found
+        is next(iter(resumed.st.non_overlap.candidates.values()))[0].payload
     )
 
 

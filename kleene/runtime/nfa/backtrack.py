@@ -19,9 +19,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from kleene.compiler.plan import Plan
-from kleene.runtime.core import Completion
+from kleene.runtime.core import Completion, EventCore
 from kleene.runtime.limits import run_limit
-from kleene.runtime.nfa.engine import NfaEngine, NfaState, Run, check_run
+from kleene.runtime.nfa.engine import (
+    NfaEngine,
+    NfaState,
+    Run,
+    check_run,
+    run_start,
+    run_start_position,
+)
 from kleene.runtime.snapshot import Shapes, fields_of, integer, mapping, partition_key, sequence
 
 
@@ -51,14 +58,14 @@ class _Partition:
             integer(position, "a stream position", 0)
             shapes.event(e)
         if singleton is not None:
-            check_run(singleton, shapes, nfa.buffer, seen)
-        integer(cursor, "a walk's cursor", base, end + 1)
+            part.singleton = check_run(singleton, shapes, nfa.buffer, seen)
+        part.cursor = integer(cursor, "a walk's cursor", base, end + 1)
         for item in sequence(stack, "a walk's postponed runs"):
             run, index = sequence(item, "a postponed run", tuple, 2)
-            check_run(run, shapes, nfa.buffer, seen)
             integer(index, "a postponed run's resume index", base, end + 1)
+            part.stack.append((check_run(run, shapes, nfa.buffer, seen), index))
         part.events = deque(events)
-        part.base, part.singleton, part.cursor, part.stack = base, singleton, cursor, stack
+        part.base = base
         return part
 
 
@@ -94,10 +101,14 @@ class BacktrackState:
         return st
 
 
-class BacktrackCore:
+class BacktrackCore(EventCore):
     """Depth-first evaluation of the NFA^b runs of each partition."""
 
+    # postponed runs may still complete matches before an event that no state accepts
+    every_event = True
+
     def __init__(self, plan: Plan, max_runs: int) -> None:
+        super().__init__(plan)
         self.engine = NfaEngine(plan, max_runs)
         self.max_runs = max_runs
 
@@ -159,7 +170,7 @@ class BacktrackCore:
             current: Run | None = run
             while current is not None and index < end:
                 position, e = part.events[index - part.base]
-                if window is not None and e[1] - current[2] > window:
+                if window is not None and e[1] - run_start(current) > window:
                     current = None
                     break
                 children: list[Run] = []
@@ -186,7 +197,7 @@ class BacktrackCore:
                 part.events.popleft()
                 part.base += 1
             runs = [r for r, _ in part.stack] + ([part.singleton] if part.singleton else [])
-            oldest = min([oldest, *(r[3] for r in runs)])
+            oldest = min([oldest, *map(run_start_position, runs)])
         st.nfa.buffer.prune(oldest)
 
     def drop_partition(self, st: BacktrackState, partition: tuple[Any, ...]) -> None:

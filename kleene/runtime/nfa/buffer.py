@@ -31,6 +31,10 @@ from kleene.runtime.snapshot import Flat, Shapes, fail, integer, number, sequenc
 EntryKey = tuple[int, int]  # (state index, event position)
 # the latest selection(s) of a run: (entry, the slot of its pointer set, start time)
 Origins = tuple[tuple[EntryKey, int, Any], ...]
+# An event selected at one state, stored once, with the pointers of each of its
+# selections, by slot; always read by unpacking:  event_id, time, slots = entry
+# (a plain tuple: one is made per selected event, see Run in nfa/engine.py)
+Entry = tuple[Any, Any, list[Origins]]
 
 
 class SharedMatchBuffer:
@@ -39,8 +43,7 @@ class SharedMatchBuffer:
     __slots__ = ("entries", "stacks")
 
     def __init__(self, n_states: int) -> None:
-        # entry -> [event id, timestamp, [origins of each selection of it, by slot]]
-        self.entries: dict[EntryKey, list[Any]] = {}
+        self.entries: dict[EntryKey, Entry] = {}
         self.stacks: list[deque[int]] = [deque() for _ in range(n_states)]
 
     def add(
@@ -52,11 +55,10 @@ class SharedMatchBuffer:
         key = (state, position)
         entry = self.entries.get(key)
         if entry is None:
-            entry = [event_id, time, [previous]]
-            self.entries[key] = entry
+            self.entries[key] = (event_id, time, [previous])
             self.stacks[state].append(position)
             return key, 0
-        slots = entry[2]
+        _id, _time, slots = entry
         slots.append(previous)
         return key, len(slots) - 1
 
@@ -70,14 +72,15 @@ class SharedMatchBuffer:
         while stack:
             key, slot, suffix = stack.pop()
             while True:
-                entry = self.entries[key]
-                suffix = ((key[0], key[1], entry[0], entry[1]), suffix)
-                previous = entry[2][slot]
+                event_id, time, slots = self.entries[key]
+                state, position = key
+                suffix = ((state, position, event_id, time), suffix)
+                previous = slots[slot]
                 if not previous:
                     break
-                for other in previous[1:]:
-                    stack.append((other[0], other[1], suffix))
-                key, slot = previous[0][0], previous[0][1]
+                for other_key, other_slot, _start in previous[1:]:
+                    stack.append((other_key, other_slot, suffix))
+                key, slot, _start = previous[0]
             selections = []
             while suffix is not None:
                 selections.append(suffix[0])
@@ -105,9 +108,9 @@ class SharedMatchBuffer:
         flat: list[Any] = []
         stacks = []
         for s, stack in enumerate(self.stacks):
-            stacks.append([(p, *entries[(s, p)][:2]) for p in stack])
-            for p in stack:
-                slots = entries[(s, p)][2]
+            stack_entries = [(p, entries[(s, p)]) for p in stack]
+            stacks.append([(p, event_id, time) for p, (event_id, time, _slots) in stack_entries])
+            for _p, (_id, _time, slots) in stack_entries:
                 flat.append(len(slots))
                 for origins in slots:
                     flat.append(len(origins))
@@ -144,7 +147,7 @@ class SharedMatchBuffer:
                         slots.append(tuple(origins))
                     if (state, position) in buffer.entries:
                         fail("a buffer entry twice")
-                    buffer.entries[(state, position)] = [event_id, time, slots]
+                    buffer.entries[(state, position)] = (event_id, time, slots)
                     buffer.stacks[state].append(position)
         except (IndexError, TypeError):  # a count beyond the end, or not an integer
             fail("the buffer's pointers are cut short or hold a bad count")
@@ -162,9 +165,12 @@ class SharedMatchBuffer:
                 continue
             seen.add((key, slot))
             entry = self.entries.get(key)
-            if entry is None or not 0 <= slot < len(entry[2]):
+            if entry is None:
                 fail("a run points to a buffer entry that does not exist")
-            todo += [(k, s) for k, s, _start in entry[2][slot]]
+            _id, _time, slots = entry
+            if not 0 <= slot < len(slots):
+                fail("a run points to a buffer entry slot that does not exist")
+            todo += [(k, s) for k, s, _start in slots[slot]]
 
 
 def check_origins(x: Any, what: str) -> Origins:

@@ -20,14 +20,14 @@ asked for (:attr:`Built.selections`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import islice
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kleene.compiler import codegen
 from kleene.compiler.plan import State
-from kleene.runtime.core import Completion, Selection
+from kleene.runtime.core import Completion, Grouped, Selection
 from kleene.runtime.limits import match_limit
 
 # (state index, position, event) for a single variable
@@ -37,6 +37,38 @@ Anchor = tuple[int, int, tuple[Any, ...]]
 Segment = tuple[int, list[tuple[int, tuple[Any, ...], bool]], int, bool, bool]
 # variable -> event ids, variable -> positions (pattern order), start and end times
 Groups = tuple[dict[str, tuple[Any, ...]], dict[str, tuple[int, ...]], Any, Any, "Source"]
+
+
+Edge = Any  # a compiled edge: (event, V) -> V or None
+
+
+class AnchorStep(NamedTuple):
+    """What the enumeration needs of an anchor: its one way to be chosen."""
+
+    anchor: bool  # True: tells the two kinds of step apart without isinstance
+    edge: Edge
+    event: tuple[Any, ...]
+    ids: tuple[Any]  # the event's id, as the variable's ids
+    positions: tuple[int]
+
+
+class SegmentStep(NamedTuple):
+    """What the enumeration needs of a segment: the edges and the candidates, where the
+    free choices stop and the forced last candidate (None when there is none or the
+    first element cannot be it), for later elements and for the first element."""
+
+    anchor: bool  # False
+    begin: Edge
+    take: Edge
+    proceed: Edge | None  # None where it always holds
+    events: list[tuple[Any, ...]]
+    ids: list[Any]
+    positions: list[int]
+    stop: int
+    first_stop: int
+    last: int | None
+    first_last: int | None
+    forced: bool  # the array ends with its last candidate
 
 
 class Source:
@@ -55,7 +87,7 @@ class Source:
         times = self.times
         out: list[Selection] = []
         for item, eids, pos in zip(self.items, ids.values(), positions.values(), strict=True):
-            state = item[0]
+            state = item[0]  # an anchor's or a segment's state: the first field of both
             for k, (event_id, p) in enumerate(zip(eids, pos, strict=True)):
                 # a Kleene array's first element is taken by its first state, the rest
                 # by the next (take) state
@@ -84,6 +116,10 @@ class Built(Completion):
         ids, positions, _start, _end, source = self.groups
         return source.selections(ids, positions)
 
+    def grouped(self, var_of_state: Sequence[str], names: Sequence[str]) -> Grouped:
+        ids, positions, start, end, _source = self.groups
+        return ids, positions, start, end
+
 
 class Constructor:
     """Result construction for one plan; the edges each item applies are looked up once
@@ -103,7 +139,8 @@ class Constructor:
         time: there may be exponentially many, so the walk holds only its current path
         (a frame per item and candidate picked, plus one resumable scan per level)."""
         n, times = len(items), dict[int, Any]()
-        steps = [self._step(item, times) for item in items]
+        # a step's ``anchor`` field says which kind it is (typed Any: mypy cannot narrow)
+        steps: list[Any] = [self._step(item, times) for item in items]
         source = Source(items, times)
         built = self.built
         # frame: (item index, V, next candidate, this segment's ids and positions so far,
@@ -118,7 +155,8 @@ class Constructor:
             k, vector, j, ids, pos, done_ids, done_pos, scan = pop()
             if scan is not None:
                 edge, stop = scan
-                events, cids, cpos = steps[k][4:7]
+                seg = steps[k]
+                events, cids, cpos = seg.events, seg.ids, seg.positions
                 for jj in range(j, stop):
                     nxt = edge(events[jj], vector)
                     if nxt is not None:
@@ -129,12 +167,13 @@ class Constructor:
                         break
                 continue
             step = steps[k] if k < n else None
-            while step is not None and step[0]:  # anchors: one way each, no frame needed
-                vector = step[1](step[2], vector)
+            while step is not None and step.anchor:  # one way each, no frame needed
+                _anchor, edge, event, event_ids, event_positions = step
+                vector = edge(event, vector)
                 if vector is None:
                     break
-                done_ids += (step[3],)
-                done_pos += (step[4],)
+                done_ids += (event_ids,)
+                done_pos += (event_positions,)
                 k += 1
                 step = steps[k] if k < n else None
             if vector is None:
@@ -143,14 +182,13 @@ class Constructor:
                 start, end = times[done_pos[0][0]], times[done_pos[-1][-1]]
                 yield built(partition, done_ids, done_pos, start, end, source, vector)
                 continue
-            _, begin, take, proceed, events, cids, cpos, stop, last, forced = step
+            _, begin, take, proceed, events, cids, cpos, stop, stop1, last, last1, forced = step
             if ids:
                 edge = take
                 if not forced and (proceed is None or proceed(vector)):  # the array ends here
                     push((k + 1, vector, 0, (), (), done_ids + (ids,), done_pos + (pos,), None))
-                stop, last = stop[0], last[0]
             else:
-                edge, stop, last = begin, stop[1], last[1]
+                edge, stop, last = begin, stop1, last1  # for the array's first element
             if j < stop:
                 push((k, vector, j, ids, pos, done_ids, done_pos, (edge, stop)))
             if last is not None:  # the forced last candidate, which ends the array
@@ -160,13 +198,13 @@ class Constructor:
                     done_pos += (pos + (cpos[last],),)
                     push((k + 1, nxt, 0, (), (), done_ids, done_pos, None))
 
-    def _step(self, item: Anchor | Segment, times: dict[int, Any]) -> tuple[Any, ...]:
+    def _step(self, item: Anchor | Segment, times: dict[int, Any]) -> AnchorStep | SegmentStep:
         """What the enumeration needs of one item; records its events' times."""
         states = self.states
         if len(item) == 3:
             state, position, e = item
             times[position] = e[1]
-            return (True, states[state].edge, e, (e[2],), (position,))
+            return AnchorStep(True, states[state].edge, e, (e[2],), (position,))
         first, cands, length, forced, fixed = item
         chosen = cands[:length]
         for position, e, _safe in chosen:
@@ -177,16 +215,19 @@ class Constructor:
         last = length - 1 if forced and length else None
         first_stop = min(stop, 1) if fixed else stop
         first_last = None if fixed and length > 1 else last
-        return (
+        events = [e for _position, e, _safe in chosen]
+        return SegmentStep(
             False,
             states[first].edge,
             states[first + 1].edge,
             self.proceed[first + 1],
-            [c[1] for c in chosen],
-            [c[1][2] for c in chosen],
-            [c[0] for c in chosen],
-            (stop, first_stop),
-            (last, first_last),
+            events,
+            [e[2] for e in events],
+            [position for position, _e, _safe in chosen],
+            stop,
+            first_stop,
+            last,
+            first_last,
             forced,
         )
 

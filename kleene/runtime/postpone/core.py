@@ -10,11 +10,11 @@ that depend on which elements are picked (``a[i-1]``, running aggregates, ``a.LE
 ``a[a.LEN]``) are postponed: when a run completes, :func:`construct` enumerates the
 subsequences of its candidates and applies the exact plan edges.
 
-A run is ``(state, A, start time, start position, items, candidates, first fixed)``: the
-automaton state, the vector of single variables' values, the time and position of its
-first event, its anchors and closed segments (a linked list, newest first), the open
-candidate list while it collects a Kleene array (None while it waits for the array's
-first element), and whether the array's first element is fixed to its first candidate.
+A :class:`Run` is the automaton state, the vector of single variables' values, the time
+and position of its first event, its anchors and closed segments (a linked list, newest
+first), the open candidate list while it collects a Kleene array (None while it waits
+for the array's first element), and whether the array's first element is fixed to its
+first candidate.
 A run that moves on shares the open list with the run that stays, recording only how
 many candidates it saw.
 
@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 from kleene.compiler.consistency import FALSE_VALUE
 from kleene.compiler.plan import Plan, State
-from kleene.runtime.core import Completion, Intermediate, expire
+from kleene.runtime.core import Completion, EventCore, Intermediate, expire
 from kleene.runtime.limits import run_limit
 from kleene.runtime.postpone.construct import Anchor, Constructor, Segment
 from kleene.runtime.snapshot import (
@@ -85,7 +86,19 @@ class Candidates(list[tuple[int, tuple[Any, ...], bool]]):
         return c
 
 
-Run = tuple[int, tuple[Any, ...], Any, int, Any, Candidates | None, bool]
+class Run(NamedTuple):
+    """A main run of postponed matching. Snapshots write it as a plain tuple, its items
+    as a list and its candidate list as a reference into a table."""
+
+    state: int
+    anchors: tuple[Any, ...]  # the vector A of single variables' values
+    start: Any  # the time of its first event
+    start_position: int
+    items: Any  # anchors and closed segments, a linked list (item, rest), newest first
+    candidates: Candidates | None  # the open candidate list of a Kleene array
+    fixed: bool  # the array's first element is its first candidate
+
+
 Items = list[Anchor | Segment]
 
 
@@ -117,15 +130,19 @@ class PostponeState:
         def items(linked: Any) -> list[Any]:
             out = []
             while linked is not None:
-                item = linked[0]
-                out.append(item if len(item) == 3 else (item[0], ref(item[1]), *item[2:]))
-                linked = linked[1]
+                item, linked = linked
+                if len(item) == 3:  # an anchor
+                    out.append(item)
+                else:
+                    first, cands, seen, last, fixed = item
+                    out.append((first, ref(cands), seen, last, fixed))
             return out
 
-        partitions = {
-            key: [(*r[:4], items(r[4]), ref(r[5]), r[6]) for r in runs]
-            for key, runs in self.partitions.items()
-        }
+        def run(r: Run) -> Any:
+            linked, cands = items(r.items), ref(r.candidates)
+            return (r.state, r.anchors, r.start, r.start_position, linked, cands, r.fixed)
+
+        partitions = {key: list(map(run, runs)) for key, runs in self.partitions.items()}
         return {
             "partitions": partitions,
             "candidates": lists,
@@ -167,7 +184,8 @@ class PostponeState:
             for i in reversed(sequence(flat, "a run's items")):
                 linked = (item(i), linked)
             cands = None if ref is None else candidates(ref)
-            return (state, anchors, start, start_position, linked, cands, boolean(fixed, "a flag"))
+            boolean(fixed, "a flag")
+            return Run(state, anchors, start, start_position, linked, cands, fixed)
 
         st = cls()
         st.partitions = {
@@ -186,15 +204,21 @@ class PostponeState:
 
     def count_candidates(self) -> int:
         """Events in the open candidate lists of the live runs (bounded by max_runs)."""
-        return sum(len(r[5]) for runs in self.partitions.values() for r in runs if r[5] is not None)
+        return sum(
+            len(r.candidates)
+            for runs in self.partitions.values()
+            for r in runs
+            if r.candidates is not None
+        )
 
 
-class PostponeCore:
+class PostponeCore(EventCore):
     """Finds the positive pattern's matches by postponed predicates (skip till any)."""
 
     def __init__(
         self, plan: Plan, max_runs: int, *, collapsed: bool = False, early: bool = True
     ) -> None:
+        super().__init__(plan)
         assert plan.strategy is Strategy.SKIP_TILL_ANY_MATCH, "see runtime.choice"
         self.collapsed = collapsed  # report intermediate matches instead of enumerating
         # early filters on the fly (section 5.2), or every predicate postponed (5.1)
@@ -235,14 +259,14 @@ class PostponeCore:
         survivors: list[Run] = []
         done: list[Items] = []
         for run in runs:
-            if window is None or t - run[2] <= window:
+            if window is None or t - run.start <= window:
                 self._advance(st, run, e, position, survivors, done)
-            elif run[5] is not None:
-                st.candidates -= len(run[5])
+            elif run.candidates is not None:
+                st.candidates -= len(run.candidates)
         first = self.states[0]
         started = self.filter[first.index](e, self.initial)
         if started is not None:
-            fresh: Run = (0, started, t, position, None, None, True)
+            fresh = Run(0, started, t, position, None, None, True)
             self._begin(st, first, fresh, started, e, position, None, True, survivors, done)
         st.live_runs += len(survivors) - len(runs)
         if st.live_runs > st.peak_runs:
@@ -260,7 +284,7 @@ class PostponeCore:
             )
         if self.collapsed:
             return [Intermediate(partition, items) for items in done]
-        return self._construct(st, done, partition) if done else iter(())
+        return self._construct(st, done, partition) if done else []
 
     def _construct(
         self, st: PostponeState, done: list[Items], partition: tuple[Any, ...]
@@ -279,7 +303,7 @@ class PostponeCore:
 
     def sweep(self, st: PostponeState, now: Any, window: float | None) -> None:
         if window is not None:
-            st.live_runs -= expire(st.partitions, now, window)
+            st.live_runs -= expire(st.partitions, now, window, attrgetter("start"))
             st.candidates = st.count_candidates()
 
     def flush(self, st: Any, window: float | None) -> list[Completion]:
@@ -288,7 +312,7 @@ class PostponeCore:
     def drop_partition(self, st: PostponeState, partition: tuple[Any, ...]) -> None:
         runs = st.partitions.pop(partition, ())
         st.live_runs -= len(runs)
-        st.candidates -= sum(len(r[5]) for r in runs if r[5] is not None)
+        st.candidates -= sum(len(r.candidates) for r in runs if r.candidates is not None)
 
     # --- matching -----------------------------------------------------------------
 
@@ -365,27 +389,27 @@ class PostponeCore:
         this event, because the run it comes from begins the array again at every later
         event (a fresh run, or a run that proceeds from a Kleene array); a run that was
         waiting for the array is replaced, so any of its candidates may come first."""
-        start, start_position = parent[2], parent[3]
+        start, start_position = parent.start, parent.start_position
         if state.kind == "single":
             items = ((state.index, position, e), items)
             if state.last:
                 done.append(_items(items))
             else:
-                out.append((state.index + 1, anchors, start, start_position, items, None, False))
+                out.append(Run(state.index + 1, anchors, start, start_position, items, None, False))
             return
         candidates = Candidates()
         candidates.add(position, e, self.early and not state.postponed, self.extremes[state.index])
         st.candidates += 1
         if state.last:
             done.append(_items(((state.index, candidates, 1, True, fixed), items)))
-        out.append((state.index, anchors, start, start_position, items, candidates, fixed))
+        out.append(Run(state.index, anchors, start, start_position, items, candidates, fixed))
 
 
 def _items(linked: Any) -> Items:
     out = []
     while linked is not None:
-        out.append(linked[0])
-        linked = linked[1]
+        item, linked = linked
+        out.append(item)
     out.reverse()
     return out
 

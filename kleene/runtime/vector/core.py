@@ -1,11 +1,11 @@
 """The vectorized core: whole batches under contiguity, carried tails between them.
 
-``push_batch`` evaluates a clean, ordered batch at once (the matcher's vectorized
-admission has checked it): the carried tail of every partition and the batch form a
-:class:`Frame`, the edge columns are computed with numpy, the matches enumerated by
-:func:`search`, and only the matches that end in the batch are built as Python objects.
-What stays alive (runs that later events may extend) is carried, as event tuples, from
-the earliest alive run's first event to its partition's last event.
+``evaluate`` takes a clean, ordered batch at once (admission has checked it): the
+carried tail of every partition and the batch form a :class:`Frame`, the edge columns
+are computed with numpy, the matches enumerated by :func:`search`, and only the matches
+that end in the batch are built as Python objects. What stays alive (runs that later
+events may extend) is carried, as event tuples, from the earliest alive run's first
+event to its partition's last event.
 
 Batches that need per-event admission, and small batches (a stream pushed a few events
 at a time, where numpy's fixed costs would dominate), go event by event through the
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +32,8 @@ from kleene.compiler import codegen
 from kleene.compiler.plan import Plan
 from kleene.events import EventBatch
 from kleene.match import Match
-from kleene.runtime.core import BatchHost, Completion
-from kleene.runtime.nfa.engine import NfaEngine, NfaState
+from kleene.runtime.core import Admitted, Completion, Context, Evaluated, EventCore
+from kleene.runtime.nfa.engine import NfaEngine, NfaState, run_start_position
 from kleene.runtime.snapshot import (
     Shapes,
     fail,
@@ -47,10 +47,6 @@ from kleene.runtime.vector.frame import Carried, Frame
 from kleene.runtime.vector.masks import compute
 from kleene.runtime.vector.search import Found, TooMany, search
 from kleene.vocabulary import OutputFormat
-
-if TYPE_CHECKING:
-    from kleene.collapsed import Result
-
 
 SMALL = 64  # batches of fewer events go event by event (stream mode)
 
@@ -88,11 +84,12 @@ class VectorState:
         return st
 
 
-class VectorCore:
+class VectorCore(EventCore):
     """Evaluates plans whose shape is vectorizable (``plan.shape``, see
     :mod:`kleene.compiler.shape`); no state of its own."""
 
     def __init__(self, plan: Plan, max_runs: int) -> None:
+        super().__init__(plan)
         self.plan = plan
         self.shape = plan.shape
         assert self.shape.vectorizable, self.shape.declined
@@ -113,7 +110,7 @@ class VectorCore:
         masks = compute(frame, self.shape, self.plan)
         return search(frame, masks, self.kleene, window, self.max_runs)
 
-    # --- the Core protocol: stream mode ------------------------------------------------
+    # --- stream mode: one event at a time ------------------------------------------------
 
     def process(
         self,
@@ -146,10 +143,11 @@ class VectorCore:
         if not runs:
             st.carry.pop(partition, None)
             return
-        oldest = min(r[3] for r in runs)
+        oldest = min(map(run_start_position, runs))
         tail = st.carry[partition]
-        if tail[0][0] < oldest:
-            st.carry[partition] = [c for c in tail if c[0] >= oldest]
+        first_position, _e = tail[0]
+        if first_position < oldest:
+            st.carry[partition] = [(p, e) for p, e in tail if p >= oldest]
 
     def sweep(self, st: VectorState, now: Any, window: float | None) -> None:
         if st.nfa is not None:
@@ -158,7 +156,7 @@ class VectorCore:
                 self._trim(st, st.nfa, partition)
         elif window is not None:
             for partition in list(st.carry):
-                tail = [c for c in st.carry[partition] if now - c[1][1] <= window]
+                tail = [(p, e) for p, e in st.carry[partition] if now - e[1] <= window]
                 if tail:
                     st.carry[partition] = tail
                 else:
@@ -172,16 +170,14 @@ class VectorCore:
     def flush(self, st: VectorState, window: float | None) -> list[Completion]:
         return []  # every match is reported at its last event
 
-    # --- whole batches ----------------------------------------------------------------
+    # --- the batch protocol ---------------------------------------------------------------
 
-    def push_batch(
-        self, host: BatchHost, batch: EventBatch, clean: set[str], out: list[Result]
-    ) -> None:
-        """Admit and evaluate a batch the matcher found clean and in order."""
-        st: VectorState = host.st.core
-        if len(batch) < self.small:
-            host.push_relevant(batch, clean, out)  # event by event: stream mode
-            return
+    def evaluate(self, st: VectorState, admitted: Admitted, ctx: Context) -> Iterator[Evaluated]:
+        """A clean batch of at least :data:`SMALL` events as a whole; any other events
+        one by one, in stream mode."""
+        batch = admitted.batch
+        if batch is None or len(batch) < self.small:
+            return self.each_event(st, admitted.events(), ctx)
         if st.nfa is not None:  # leave stream mode: the carry is what its runs need
             for partition in list(st.carry):
                 self._trim(st, st.nfa, partition)
@@ -189,30 +185,24 @@ class VectorCore:
         collecting = gc.isenabled()
         gc.disable()  # many small objects, none cyclic: spare the collector's passes
         try:
-            self._push_batch(host, batch, out)
+            matches = self._whole(st, batch, admitted.base, ctx)
         except TooMany:  # nothing changed yet: evaluate the batch event by event
-            host.push_relevant(batch, clean, out)
+            return self.each_event(st, admitted.events(), ctx)
         finally:
             if collecting:
                 gc.enable()
+        return iter([(batch.last_time(), admitted.base + len(batch) - 1, None, None, matches)])
 
-    def _push_batch(self, host: BatchHost, batch: EventBatch, out: list[Result]) -> None:
-        mst = host.st
-        st: VectorState = mst.core
-        if mst.time_kind is None:
-            mst.time_kind, mst.tz = batch.time_kind, batch.tz
+    def _whole(self, st: VectorState, batch: EventBatch, base: int, ctx: Context) -> list[Match]:
+        """The matches that end in the batch; the runs alive at its end are carried."""
         carried = [c for tail in st.carry.values() for c in tail]
-        frame = Frame(self.plan, carried, batch, base=mst.position)
-        found = self._search(frame, host.window())
+        frame = Frame(self.plan, carried, batch, base=base)
+        found = self._search(frame, ctx.window())
         self._keep(st, frame, found)
         new = np.flatnonzero(frame.is_new[found.end])
         if self.plan.output is OutputFormat.NON_OVERLAP:
-            new = self._non_overlap(host, frame, found, new)
-        out.extend(self._matches(host, frame, found, new))
-        n = len(batch)
-        mst.arrived += n
-        mst.position += n
-        mst.clock = batch.last_time()
+            new = self._non_overlap(ctx.last_end, frame, found, new)
+        return self._matches(ctx, frame, found, new)
 
     def _keep(self, st: VectorState, frame: Frame, found: Found) -> None:
         """Carry each partition's rows from its earliest alive run on."""
@@ -234,7 +224,7 @@ class VectorCore:
             at += b - a
 
     def _non_overlap(
-        self, host: BatchHost, frame: Frame, found: Found, new: np.ndarray
+        self, last_end: dict[tuple[Any, ...], int], frame: Frame, found: Found, new: np.ndarray
     ) -> np.ndarray:
         """The non-overlap selection (SIGMOD 2008, section 2) among the new matches:
         per partition, in order of (end, start, component lengths), each match that
@@ -252,7 +242,6 @@ class VectorCore:
         reach = np.maximum.accumulate(seg * big + starts)  # increasing along ``order``
         jump = np.searchsorted(reach, seg * big + ends, side="right").tolist()
         seg_list, ends_list = seg.tolist(), ends.tolist()
-        last_end = host.st.non_overlap.last_end
         parts: dict[int, tuple[Any, ...]] = {}
         chosen = []
         i, n = 0, len(order)
@@ -269,15 +258,12 @@ class VectorCore:
             i = jump[i]
         return order[np.asarray(chosen, dtype=np.int64)]
 
-    def _matches(
-        self, host: BatchHost, frame: Frame, found: Found, chosen: np.ndarray
-    ) -> list[Match]:
+    def _matches(self, ctx: Context, frame: Frame, found: Found, chosen: np.ndarray) -> list[Match]:
         if not len(chosen):
             return []
         chosen = chosen[np.lexsort((found.start[chosen], found.end[chosen]))]
-        limit = host.config.max_matches
-        if limit is not None:  # build no more than the output can take (one past)
-            chosen = chosen[: max(limit - host.reported + 1, 0)]
+        if ctx.room is not None:  # build no more than the output can take (one past)
+            chosen = chosen[: ctx.room]
         start, end = found.start[chosen], found.end[chosen]
         cover = np.zeros(frame.n + 1, dtype=np.int64)
         np.add.at(cover, start, 1)
@@ -289,8 +275,7 @@ class VectorCore:
         positions = frame.pos[needed].tolist()
         starts = frame.values("timestamp", frame.src[start])
         ends = frame.values("timestamp", frame.src[end])
-        if host.st.time_kind == "datetime":
-            starts, ends = list(map(host.time_out, starts)), list(map(host.time_out, ends))
+        starts, ends = list(map(ctx.time_out, starts)), list(map(ctx.time_out, ends))
         segs = frame.seg[end].tolist()
         parts: dict[int, tuple[Any, ...]] = {}
         for g, row in zip(segs, end.tolist(), strict=True):
