@@ -1,0 +1,159 @@
+"""Match collapsing (VLDB 2010, section 3, step 3): the point matches of one signature
+become one result with its time range and confidence.
+
+All point matches of a signature are known once t_emit passes the last event's upper
+bound plus W. The confidence is
+
+* skip till any match, equation (1): the sum over the point matches of the product of
+  their points' probabilities (distinct point matches are disjoint sets of worlds);
+* skip till next match, equations (2)-(4): each point match is further weighted by the
+  probability that no other event spoils it, i.e. falls strictly between two adjacent
+  points t_{j-1} < t_j while it could match component j (its edge holds on the state
+  vector before j). Other events are independent, so this is a product over them. An
+  event that can match one component only contributes the factor of equation (3),
+  memoized per (j, t_{j-1}, t_j) as Algorithm 1 does; an event that can match several
+  components is summed over its own points outside all of its ranges, which is the
+  enumeration of equation (4).
+
+A signature whose confidence is 0 is no result (no world produces it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kleene.compiler.plan import Plan
+from kleene.imprecise.model import IntervalEvent, Probability
+from kleene.imprecise.points import PointMatch
+from kleene.imprecise.result import ImpreciseMatch
+
+Threshold = Callable[[Probability], bool]
+
+
+@dataclass
+class Group:
+    """The point matches of one signature collected so far."""
+
+    events: tuple[IntervalEvent, ...]
+    due: float  # collapse once t_emit is past this
+    matches: list[PointMatch] = field(default_factory=list)
+
+
+class Collapser:
+    """Groups point matches by signature and collapses each group when it is due."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        window: float | None,
+        next_match: bool,
+        candidates: Callable[[Any], list[IntervalEvent]],
+        keep: Threshold,
+    ) -> None:
+        self.plan = plan
+        self.window = window or 0
+        self.next_match = next_match
+        self.candidates = candidates
+        self.keep = keep
+        self.groups: dict[tuple[int, ...], Group] = {}
+
+    def add(self, pm: PointMatch) -> None:
+        key = tuple(e.position for e in pm.events)
+        group = self.groups.get(key)
+        if group is None:
+            group = Group(pm.events, pm.events[-1].upper + self.window)
+            self.groups[key] = group
+        group.matches.append(pm)
+
+    def due(self, t_emit: int | None) -> list[ImpreciseMatch]:
+        """The results of the groups due before ``t_emit`` (all when None)."""
+        ready = [k for k, g in self.groups.items() if t_emit is None or t_emit > g.due]
+        out = []
+        for key in ready:
+            result = self._collapse(self.groups.pop(key))
+            if result is not None:
+                out.append(result)
+        return out
+
+    def _collapse(self, group: Group) -> ImpreciseMatch | None:
+        if self.next_match:
+            confidence = self._next_confidence(group)
+        else:
+            confidence = sum((_point_probability(pm) for pm in group.matches), start=0)
+        if not confidence or not self.keep(confidence):
+            return None
+        plan = self.plan
+        names = plan.positive_vars
+        returned: dict[str, Any] = {}
+        if plan.returns is not None:
+            values = plan.returns(group.matches[0].vector)
+            returned = dict(zip(plan.return_names, values, strict=True))
+        return ImpreciseMatch(
+            variables={v: (e.id,) for v, e in zip(names, group.events, strict=True)},
+            positions={v: (e.position,) for v, e in zip(names, group.events, strict=True)},
+            start=min(pm.times[0] for pm in group.matches),
+            end=max(pm.times[-1] for pm in group.matches),
+            confidence=confidence,
+            returned=returned,
+        )
+
+    def _next_confidence(self, group: Group) -> Probability:
+        """Equations (2)-(4) over the group's point matches."""
+        single, multi = self._spoilers(group)
+        memo: dict[tuple[int, int, int], Probability] = {}
+        total: Probability = 0
+        for pm in group.matches:
+            p = _point_probability(pm)
+            times = pm.times
+            for j, spoilers in single.items():
+                key = (j, times[j - 1], times[j])
+                factor = memo.get(key)
+                if factor is None:
+                    factor = 1
+                    for x in spoilers:
+                        factor *= x.outside([(times[j - 1], times[j])])
+                    memo[key] = factor
+                p *= factor
+            for x, components in multi:
+                p *= x.outside([(times[j - 1], times[j]) for j in components])
+            total += p
+        return total
+
+    def _spoilers(
+        self, group: Group
+    ) -> tuple[dict[int, list[IntervalEvent]], list[tuple[IntervalEvent, list[int]]]]:
+        """The other events that could be next for some component j >= 2 (0-based
+        j >= 1): per component those matching it alone, then those matching several
+        with their components."""
+        states = self.plan.states
+        events = group.events
+        first = group.matches[0]
+        vectors = [self.plan.initial_vector]  # the state vector before each component
+        for j, e in enumerate(events[:-1]):
+            vector = states[j].edge(e.at(first.times[j]), vectors[-1])
+            assert vector is not None  # the point match took this edge
+            vectors.append(vector)
+        held = {id(e) for e in events}
+        matched: dict[int, tuple[IntervalEvent, list[int]]] = {}
+        for j in range(1, len(events)):
+            state = states[j]
+            for x in self.candidates(state.event_type):
+                if id(x) not in held and state.edge(x.at(x.lower), vectors[j]) is not None:
+                    matched.setdefault(id(x), (x, []))[1].append(j)
+        single: dict[int, list[IntervalEvent]] = {}
+        multi = []
+        for x, components in matched.values():
+            if len(components) == 1:
+                single.setdefault(components[0], []).append(x)
+            else:
+                multi.append((x, components))
+        return single, multi
+
+
+def _point_probability(pm: PointMatch) -> Probability:
+    p: Probability = 1
+    for e, t in zip(pm.events, pm.times, strict=True):
+        p *= e.prob(t)
+    return p
