@@ -26,7 +26,7 @@ from typing import Any
 
 from kleene.compiler.plan import Plan
 from kleene.imprecise.model import IntervalEvent, Probability
-from kleene.imprecise.points import PointMatch
+from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.result import ImpreciseMatch
 
 Threshold = Callable[[Probability], bool]
@@ -47,12 +47,14 @@ class Collapser:
     def __init__(
         self,
         plan: Plan,
+        steps: Steps,
         window: float | None,
         next_match: bool,
         candidates: Callable[[Any], list[IntervalEvent]],
         keep: Threshold,
     ) -> None:
         self.plan = plan
+        self.steps = steps
         self.window = window or 0
         self.next_match = next_match
         self.candidates = candidates
@@ -78,12 +80,11 @@ class Collapser:
         return out
 
     def _collapse(self, group: Group) -> ImpreciseMatch | None:
-        if self.next_match:
-            confidence = self._next_confidence(group)
-        else:
-            confidence = sum((_point_probability(pm) for pm in group.matches), start=0)
+        weights = self._next_weights(group) if self.next_match else _any_weights(group)
+        confidence: Probability = sum(weights, start=0)
         if not confidence or not self.keep(confidence):
             return None
+        possible = [pm for pm, w in zip(group.matches, weights, strict=True) if w]
         plan = self.plan
         names = plan.positive_vars
         returned: dict[str, Any] = {}
@@ -93,17 +94,18 @@ class Collapser:
         return ImpreciseMatch(
             variables={v: (e.id,) for v, e in zip(names, group.events, strict=True)},
             positions={v: (e.position,) for v, e in zip(names, group.events, strict=True)},
-            start=min(pm.times[0] for pm in group.matches),
-            end=max(pm.times[-1] for pm in group.matches),
+            start=min(pm.times[0] for pm in possible),
+            end=max(pm.times[-1] for pm in possible),
             confidence=confidence,
             returned=returned,
         )
 
-    def _next_confidence(self, group: Group) -> Probability:
-        """Equations (2)-(4) over the group's point matches."""
+    def _next_weights(self, group: Group) -> list[Probability]:
+        """The probability of each point match of the group under skip till next
+        match, equations (2)-(4): 0 for those that no world produces."""
         single, multi = self._spoilers(group)
         memo: dict[tuple[int, int, int], Probability] = {}
-        total: Probability = 0
+        weights = []
         for pm in group.matches:
             p = _point_probability(pm)
             times = pm.times
@@ -118,8 +120,8 @@ class Collapser:
                 p *= factor
             for x, components in multi:
                 p *= x.outside([(times[j - 1], times[j]) for j in components])
-            total += p
-        return total
+            weights.append(p)
+        return weights
 
     def _spoilers(
         self, group: Group
@@ -127,20 +129,20 @@ class Collapser:
         """The other events that could be next for some component j >= 2 (0-based
         j >= 1): per component those matching it alone, then those matching several
         with their components."""
-        states = self.plan.states
+        steps = self.steps
         events = group.events
         first = group.matches[0]
-        vectors = [self.plan.initial_vector]  # the state vector before each component
+        key = first.key
+        vectors = [steps.initial]  # the state vector before each component
         for j, e in enumerate(events[:-1]):
-            vector = states[j].edge(e.at(first.times[j]), vectors[-1])
+            vector = steps.take(j, e.at(first.times[j]), key, vectors[-1])
             assert vector is not None  # the point match took this edge
             vectors.append(vector)
         held = {id(e) for e in events}
         matched: dict[int, tuple[IntervalEvent, list[int]]] = {}
         for j in range(1, len(events)):
-            state = states[j]
-            for x in self.candidates(state.event_type):
-                if id(x) not in held and state.edge(x.at(x.lower), vectors[j]) is not None:
+            for x in self.candidates(steps.states[j].event_type):
+                if id(x) not in held and steps.take(j, x.at(x.lower), key, vectors[j]) is not None:
                     matched.setdefault(id(x), (x, []))[1].append(j)
         single: dict[int, list[IntervalEvent]] = {}
         multi = []
@@ -150,6 +152,11 @@ class Collapser:
             else:
                 multi.append((x, components))
         return single, multi
+
+
+def _any_weights(group: Group) -> list[Probability]:
+    """The probability of each point match under skip till any match (equation 1)."""
+    return [_point_probability(pm) for pm in group.matches]
 
 
 def _point_probability(pm: PointMatch) -> Probability:

@@ -28,9 +28,10 @@ class StreamExpansion:
         self.now_lower: int | None = None
 
     def add(self, event: IntervalEvent) -> None:
-        """Buffer every point of ``event``."""
-        for t in range(event.lower, event.upper + 1):
-            heapq.heappush(self.heap, (t, event.position, event))
+        """Buffer every possible point of ``event`` (those of probability > 0)."""
+        for k, p in enumerate(event.pmf):
+            if p:
+                heapq.heappush(self.heap, (event.lower + k, event.position, event))
 
     def t_emit(self, now_lower: int) -> int:
         """The time before which every point is known: now.lower - U_max."""

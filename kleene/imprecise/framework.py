@@ -7,7 +7,7 @@ from kleene.compiler.plan import Plan
 from kleene.imprecise.collapse import Collapser, Threshold
 from kleene.imprecise.expansion import StreamExpansion
 from kleene.imprecise.model import IntervalEvent
-from kleene.imprecise.points import PointMatching
+from kleene.imprecise.points import PointMatching, Steps
 from kleene.imprecise.result import ImpreciseMatch
 from kleene.lang.ast import Strategy
 
@@ -19,8 +19,9 @@ class PointFramework:
         next_match = plan.strategy is Strategy.SKIP_TILL_NEXT_MATCH
         self.u_max = u_max
         self.expansion = StreamExpansion(u_max)
-        self.matching = PointMatching(plan, window, use_nelt=next_match)
-        self.collapser = Collapser(plan, window, next_match, self.matching.candidates, keep)
+        steps = Steps(plan)
+        self.matching = PointMatching(steps, window, use_nelt=next_match)
+        self.collapser = Collapser(plan, steps, window, next_match, self.matching.candidates, keep)
         # events ending this long before t_emit can matter to no run or pending result
         self.horizon = None if window is None else 2 * window + u_max + 1
 

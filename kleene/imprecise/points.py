@@ -27,33 +27,64 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kleene.compiler.plan import Plan, State
+from kleene.compiler.plan import Plan
 from kleene.imprecise.model import IntervalEvent
+
+
+class Steps:
+    """The plan's begin edges together with its run routing: a plan whose runs are
+    indexed by a key (equalities between variables, kleene.compiler.analysis.choose_key)
+    checks those equalities by routing, not in the edges, so an event extends a run only
+    when its key values equal those of the run's first event."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.states = plan.states
+        self.initial = plan.initial_vector
+        self.routed = plan.routed
+        self.key_index = plan.key_index
+        self.common = plan.common_key_index or None
+
+    def key(self, point: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The event's key (() without routing); None when it can join no run."""
+        if not self.routed:
+            return ()
+        index = self.key_index.get(point[0], self.common)
+        return None if index is None else tuple([point[i] for i in index])
+
+    def take(
+        self, j: int, point: tuple[Any, ...], key: tuple[Any, ...], vector: tuple[Any, ...]
+    ) -> tuple[Any, ...] | None:
+        """The state vector after state j selects ``point`` in a run of ``key``, or None
+        when it cannot."""
+        if self.routed and self.key(point) != key:
+            return None
+        return self.states[j].edge(point, vector)
 
 
 class Run(NamedTuple):
     """A partial point match: the index of the next state, the state vector, the
-    selected events and the instant of each."""
+    selected events, the instant of each and the run's key (Steps.key)."""
 
     next: int
     vector: tuple[Any, ...]
     events: tuple[IntervalEvent, ...]
     times: tuple[int, ...]
+    key: tuple[Any, ...]
 
 
 class PointMatch(NamedTuple):
     events: tuple[IntervalEvent, ...]
     times: tuple[int, ...]
     vector: tuple[Any, ...]
+    key: tuple[Any, ...]
 
 
 class PointMatching:
     """Skip till any match over point events, with the same-id check and, under skip
     till next match, the NELT."""
 
-    def __init__(self, plan: Plan, window: float | None, use_nelt: bool) -> None:
-        self.states = plan.states
-        self.initial = plan.initial_vector
+    def __init__(self, steps: Steps, window: float | None, use_nelt: bool) -> None:
+        self.steps = steps
         self.window = window
         self.use_nelt = use_nelt
         self.runs: list[Run] = []
@@ -69,31 +100,40 @@ class PointMatching:
             self.runs = [r for r in self.runs if t - r.times[0] <= window]
         done: list[PointMatch] = []
         grown: list[Run] = []
-        last = len(self.states)
+        steps = self.steps
+        last = len(steps.states)
         for run in self.runs:
-            state = self.states[run.next]
-            if self.use_nelt and self._beyond_nelt(run, state, t):
+            if self.use_nelt and self._beyond_nelt(run, t):
                 continue
             held = {id(e) for e in run.events}
             for e in points:
                 if id(e) in held:
                     continue  # the same-id check
-                vector = state.edge(e.at(t), run.vector)
+                vector = steps.take(run.next, e.at(t), run.key, run.vector)
                 if vector is not None:
                     _extend(run, e, t, vector, last, grown, done)
-        first = self.states[0]
         for e in points:
-            vector = first.edge(e.at(t), self.initial)
+            point = e.at(t)
+            key = steps.key(point)
+            if key is None:
+                continue
+            vector = steps.take(0, point, key, steps.initial)
             if vector is not None:
-                _extend(Run(0, self.initial, (), ()), e, t, vector, last, grown, done)
+                _extend(Run(0, steps.initial, (), (), key), e, t, vector, last, grown, done)
         self.runs.extend(grown)
         return done
 
-    def _beyond_nelt(self, run: Run, state: State, t: int) -> bool:
+    def _beyond_nelt(self, run: Run, t: int) -> bool:
         """Whether instant ``t`` lies after the run's NELT (Appendix B.3)."""
         end = run.events[-1].upper
-        for x in self.seen.get(state.event_type, ()):
-            if x.upper < t and x.lower > end and state.edge(x.at(x.lower), run.vector) is not None:
+        j = run.next
+        take = self.steps.take
+        for x in self.seen.get(self.steps.states[j].event_type, ()):
+            if (
+                x.upper < t
+                and x.lower > end
+                and take(j, x.at(x.lower), run.key, run.vector) is not None
+            ):
                 return True
         return False
 
@@ -121,6 +161,6 @@ def _extend(
     events = (*run.events, e)
     times = (*run.times, t)
     if run.next + 1 == last:
-        done.append(PointMatch(events, times, vector))
+        done.append(PointMatch(events, times, vector, run.key))
     else:
-        grown.append(Run(run.next + 1, vector, events, times))
+        grown.append(Run(run.next + 1, vector, events, times, run.key))
