@@ -83,12 +83,19 @@ class IntervalEvent:
         """P[the event occurs outside every open range (a, b)]: exactly 1 when no
         point lies inside, else the sum of the masses of the points outside (so an event
         that cannot escape gives exactly 0)."""
-        inside = [any(a < t < b for a, b in ranges) for t in range(self.lower, self.upper + 1)]
-        if not any(inside):
+        lo, hi = self.lower, self.upper
+        hits = [(max(a + 1, lo), min(b - 1, hi)) for a, b in ranges if a + 1 <= hi and b - 1 >= lo]
+        hits = [(s, e) for s, e in hits if s <= e]
+        if not hits:
             return 1
+        pmf = self.pmf
+        if len(hits) == 1:
+            s, e = hits[0]
+            return sum(pmf[: s - lo], start=0) + sum(pmf[e - lo + 1 :], start=0)
         total: Probability = 0
-        for p, hit in zip(self.pmf, inside, strict=True):
-            if not hit:
+        for k, p in enumerate(pmf):
+            t = lo + k
+            if not any(s <= t <= e for s, e in hits):
                 total += p
         return total
 

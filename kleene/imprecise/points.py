@@ -25,6 +25,7 @@ for a NELT update.
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from kleene.compiler.plan import Plan
@@ -87,62 +88,100 @@ class PointMatching:
         self.steps = steps
         self.window = window
         self.use_nelt = use_nelt
-        self.runs: list[Run] = []
+        self.runs: dict[tuple[Any, ...], list[Run]] = {}  # by (state, key, vector)
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
+        self.log: list[IntervalEvent] = []  # arrived events, for the NELTs
+        self.log_base = 0  # the arrival number of log[0]
+        # (id(last event), next state, key, vector) -> [NELT so far, arrivals read, last]
+        self.nelts: dict[tuple[Any, ...], list[Any]] = {}
 
     def arrive(self, event: IntervalEvent) -> None:
         self.seen.setdefault(event.type, []).append(event)
+        self.log.append(event)
 
     def step(self, t: int, points: list[IntervalEvent]) -> list[PointMatch]:
-        """Match the point events at instant ``t``; return the point matches completed."""
-        window = self.window
-        if window is not None:
-            self.runs = [r for r in self.runs if t - r.times[0] <= window]
+        """Match the point events at instant ``t``; return the point matches completed.
+        Runs in the same state with the same key and vector are kept together: an edge
+        is evaluated once per such class and point."""
+        groups = self._live(t)
         done: list[PointMatch] = []
         grown: list[Run] = []
         steps = self.steps
         last = len(steps.states)
-        for run in self.runs:
-            if self.use_nelt and self._beyond_nelt(run, t):
-                continue
-            held = {id(e) for e in run.events}
-            for e in points:
-                if id(e) in held:
-                    continue  # the same-id check
-                vector = steps.take(run.next, e.at(t), run.key, run.vector)
-                if vector is not None:
-                    _extend(run, e, t, vector, last, grown, done)
         for e in points:
             point = e.at(t)
+            for (j, key, vector), runs in groups.items():
+                after = steps.take(j, point, key, vector)
+                if after is not None:
+                    for run in runs:
+                        if e not in run.events:  # the same-id check
+                            _extend(run, e, t, after, last, grown, done)
             key = steps.key(point)
-            if key is None:
-                continue
-            vector = steps.take(0, point, key, steps.initial)
-            if vector is not None:
-                _extend(Run(0, steps.initial, (), (), key), e, t, vector, last, grown, done)
-        self.runs.extend(grown)
+            if key is not None:
+                after = steps.take(0, point, key, steps.initial)
+                if after is not None:
+                    _extend(Run(0, steps.initial, (), (), key), e, t, after, last, grown, done)
+        for run in grown:
+            self.runs.setdefault((run.next, run.key, run.vector), []).append(run)
         return done
 
-    def _beyond_nelt(self, run: Run, t: int) -> bool:
-        """Whether instant ``t`` lies after the run's NELT (Appendix B.3)."""
-        end = run.events[-1].upper
-        j = run.next
-        take = self.steps.take
-        for x in self.seen.get(self.steps.states[j].event_type, ()):
-            if (
-                x.upper < t
-                and x.lower > end
-                and take(j, x.at(x.lower), run.key, run.vector) is not None
-            ):
-                return True
-        return False
+    def _live(self, t: int) -> dict[tuple[Any, ...], list[Run]]:
+        """The runs that may take a point at ``t``, by class: those within the window
+        (the others are dropped) and, under skip till next match, not past their NELT."""
+        window = self.window
+        if window is not None:
+            kept = {}
+            for cls, runs in self.runs.items():
+                alive = [r for r in runs if t - r.times[0] <= window]
+                if alive:
+                    kept[cls] = alive
+            self.runs = kept
+        if not self.use_nelt:
+            return self.runs
+        live = {}
+        for cls, runs in self.runs.items():
+            open_runs = [r for r in runs if t <= self._nelt(r)]
+            if open_runs:
+                live[cls] = open_runs
+        return live
+
+    def _nelt(self, run: Run) -> float:
+        """The run's NELT over the events arrived so far (infinite while none sets it),
+        kept per (last event, state, key, vector) and extended by the new arrivals only:
+        the events that start after the last event ends and pass the next state's edge
+        (Appendix B.3)."""
+        last, j = run.events[-1], run.next
+        entry = self.nelts.setdefault((id(last), j, run.key, run.vector), [math.inf, 0, last])
+        start = max(entry[1], self.log_base)
+        end = self.log_base + len(self.log)
+        if start < end:
+            etype = self.steps.states[j].event_type
+            take = self.steps.take
+            nelt = entry[0]
+            for x in self.log[start - self.log_base :]:
+                if (
+                    x.type == etype
+                    and x.lower > last.upper
+                    and x.upper < nelt
+                    and take(j, x.at(x.lower), run.key, run.vector) is not None
+                ):
+                    nelt = x.upper
+            entry[0], entry[1] = nelt, end
+        return float(entry[0])
 
     def forget(self, before: int) -> None:
         """Drop the arrived events that end before ``before`` (no run or pending
-        signature can need them any more)."""
+        signature can need them any more), and the NELTs of runs ending that early."""
         for etype, events in self.seen.items():
             if events and events[0].upper < before:
                 self.seen[etype] = [e for e in events if e.upper >= before]
+        drop = 0  # a prefix only: the NELTs count positions in the log
+        while drop < len(self.log) and self.log[drop].upper < before:
+            drop += 1
+        if drop:
+            self.log = self.log[drop:]
+            self.log_base += drop
+        self.nelts = {k: v for k, v in self.nelts.items() if v[2].upper >= before}
 
     def candidates(self, etype: Any) -> list[IntervalEvent]:
         """The arrived events of a type (for the confidence of skip till next match)."""
