@@ -20,8 +20,10 @@ A signature whose confidence is 0 is no result (no world produces it).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from kleene.compiler.plan import Plan
@@ -81,7 +83,7 @@ class Collapser:
 
     def _collapse(self, group: Group) -> ImpreciseMatch | None:
         weights = self._next_weights(group) if self.next_match else _any_weights(group)
-        confidence: Probability = sum(weights, start=0)
+        confidence = _total(weights)
         if not confidence or not self.keep(confidence):
             return None
         possible = [pm for pm, w in zip(group.matches, weights, strict=True) if w]
@@ -152,6 +154,14 @@ class Collapser:
             else:
                 multi.append((x, components))
         return single, multi
+
+
+def _total(weights: list[Probability]) -> Probability:
+    """The sum, exact for fractions and correctly rounded for floats (math.fsum: a
+    signature may have a great many point matches)."""
+    if all(isinstance(w, Fraction | int) for w in weights):
+        return sum(weights, start=Fraction(0))
+    return math.fsum(weights)
 
 
 def _any_weights(group: Group) -> list[Probability]:

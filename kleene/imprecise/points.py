@@ -73,6 +73,9 @@ class Run(NamedTuple):
     key: tuple[Any, ...]
 
 
+Class = tuple[int, tuple[Any, ...], tuple[Any, ...]]  # (next state, key, state vector)
+
+
 class PointMatch(NamedTuple):
     events: tuple[IntervalEvent, ...]
     times: tuple[int, ...]
@@ -88,7 +91,7 @@ class PointMatching:
         self.steps = steps
         self.window = window
         self.use_nelt = use_nelt
-        self.runs: dict[tuple[Any, ...], list[Run]] = {}  # by (state, key, vector)
+        self.runs: dict[Class, dict[int, list[Run]]] = {}  # by class, then last event
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
         self.log: list[IntervalEvent] = []  # arrived events, for the NELTs
         self.log_base = 0  # the arrival number of log[0]
@@ -101,17 +104,22 @@ class PointMatching:
 
     def step(self, t: int, points: list[IntervalEvent]) -> list[PointMatch]:
         """Match the point events at instant ``t``; return the point matches completed.
-        Runs in the same state with the same key and vector are kept together: an edge
-        is evaluated once per such class and point."""
-        groups = self._live(t)
+        Runs in the same state with the same key and vector form a class: an edge is
+        evaluated once per class and point."""
+        live = self._live(t)
         done: list[PointMatch] = []
         grown: list[Run] = []
         steps = self.steps
         last = len(steps.states)
         for e in points:
             point = e.at(t)
-            for (j, key, vector), runs in groups.items():
-                after = steps.take(j, point, key, vector)
+            outcomes: dict[Class, tuple[Any, ...] | None] = {}
+            for (j, key, vector), runs in live:
+                cls = (j, key, vector)
+                if cls in outcomes:
+                    after = outcomes[cls]
+                else:
+                    after = outcomes[cls] = steps.take(j, point, key, vector)
                 if after is not None:
                     for run in runs:
                         if e not in run.events:  # the same-id check
@@ -122,27 +130,28 @@ class PointMatching:
                 if after is not None:
                     _extend(Run(0, steps.initial, (), (), key), e, t, after, last, grown, done)
         for run in grown:
-            self.runs.setdefault((run.next, run.key, run.vector), []).append(run)
+            by_last = self.runs.setdefault((run.next, run.key, run.vector), {})
+            by_last.setdefault(id(run.events[-1]), []).append(run)
         return done
 
-    def _live(self, t: int) -> dict[tuple[Any, ...], list[Run]]:
-        """The runs that may take a point at ``t``, by class: those within the window
-        (the others are dropped) and, under skip till next match, not past their NELT."""
+    def _live(self, t: int) -> list[tuple[Class, list[Run]]]:
+        """The runs that may take a point at ``t``, by class and last event: those
+        within the window (the others are dropped) and, under skip till next match, not
+        past their NELT (shared by the runs of a class with the same last event)."""
         window = self.window
-        if window is not None:
-            kept = {}
-            for cls, runs in self.runs.items():
-                alive = [r for r in runs if t - r.times[0] <= window]
-                if alive:
-                    kept[cls] = alive
-            self.runs = kept
-        if not self.use_nelt:
-            return self.runs
-        live = {}
-        for cls, runs in self.runs.items():
-            open_runs = [r for r in runs if t <= self._nelt(r)]
-            if open_runs:
-                live[cls] = open_runs
+        live = []
+        for cls, by_last in list(self.runs.items()):
+            for last_id, runs in list(by_last.items()):
+                if window is not None:
+                    runs = [r for r in runs if t - r.times[0] <= window]
+                    if not runs:
+                        del by_last[last_id]
+                        continue
+                    by_last[last_id] = runs
+                if not self.use_nelt or t <= self._nelt(runs[0]):
+                    live.append((cls, runs))
+            if not by_last:
+                del self.runs[cls]
         return live
 
     def _nelt(self, run: Run) -> float:

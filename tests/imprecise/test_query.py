@@ -110,3 +110,15 @@ def test_the_window_is_inclusive_in_each_world() -> None:
         "PATTERN SEQ(A a, B b) WITHIN 0.01 seconds", time="interval", time_unit="ms"
     )
     assert in_ms.window == 10 and [x.confidence for x in in_ms.run(events)] == [0.5]
+
+
+def test_a_certain_result_has_confidence_one_over_many_point_matches() -> None:
+    """20,000 point matches of 1/20,000 each: the float sum is correctly rounded
+    (math.fsum), where adding them up in order would miss 1 by about 1e-13."""
+    q = kleene.compile("PATTERN SEQ(A a, B b)", time="interval")
+    events = [
+        {"type": "A", "id": "a", "lower": 0, "upper": 19_999},
+        {"type": "B", "id": "b", "lower": 20_000, "upper": 20_000},
+    ]
+    (m,) = q.run(events)
+    assert m.confidence == 1.0 and (m.start, m.end) == (0, 20_000)
