@@ -54,9 +54,7 @@ def with_intervals(
     if unit <= 0 or delta_hadoop < 0 or delta_ganglia < 0:
         raise ValueError("unit must be > 0 and the deltas >= 0")
     ticks = np.rint(table.column("timestamp").to_numpy() / unit).astype(np.int64)
-    ganglia = pc.is_in(table.column("type"), pa.array(GANGLIA_TYPES)).to_numpy(
-        zero_copy_only=False
-    )
+    ganglia = pc.is_in(table.column("type"), pa.array(GANGLIA_TYPES)).to_numpy(zero_copy_only=False)
     half = np.where(ganglia, round(delta_ganglia / unit), round(delta_hadoop / unit))
     table = table.append_column("lower", pa.array(ticks - half))
     return table.append_column("upper", pa.array(ticks + half))
