@@ -69,7 +69,11 @@ class Admission:
         lower, upper = self._interval(batch, j)
         pmf = self._pmf(batch, j, upper - lower + 1)
         eid = batch.ids[j]
-        if not _hashable(eid) or eid in self.seen_ids:
+        try:
+            duplicate = eid in self.seen_ids
+        except TypeError:
+            raise BadEvent(f"event id {eid!r} is not a number or a string") from None
+        if duplicate:
             raise BadEvent(f"duplicate event id {eid!r}: every event needs its own id")
         if self.now_lower is not None and upper < self.now_lower:
             raise BadEvent(
@@ -143,14 +147,6 @@ def _instant(value: Any, name: str) -> int:
 
 def _absent(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def measured_u_max(events: list[IntervalEvent]) -> int:

@@ -81,12 +81,14 @@ def test_duplicate_ids_and_declared_u_max() -> None:
         {"type": "A", "id": 1, "lower": 1, "upper": 2, "x": 1},
         {"type": "A", "id": 1, "lower": 1, "upper": 2, "x": 1},
         {"type": "B", "id": 2, "lower": 1, "upper": 9},
+        {"type": "B", "id": [3], "lower": 1, "upper": 2},
     ]
-    got = reasons(events, u_max=3)
-    assert got == {
-        1: "duplicate event id 1: every event needs its own id",
-        2: "interval [1, 9] is longer than u_max = 3 (upper - lower = 8)",
-    }
+    got = [(r.id, r.reason) for r in run(events, u_max=3)[1]]
+    assert got == [
+        (1, "duplicate event id 1: every event needs its own id"),
+        (2, "interval [1, 9] is longer than u_max = 3 (upper - lower = 8)"),
+        ([3], "event id [3] is not a number or a string"),
+    ]
 
 
 def test_timestamp_with_symmetric_or_asymmetric_uncertainty() -> None:
