@@ -124,11 +124,12 @@ class PointMatching:
                     for run in runs:
                         if e not in run.events:  # the same-id check
                             _extend(run, e, t, after, last, grown, done)
-            key = steps.key(point)
-            if key is not None:
-                after = steps.take(0, point, key, steps.initial)
-                if after is not None:
-                    _extend(Run(0, steps.initial, (), (), key), e, t, after, last, grown, done)
+            own_key = steps.key(point)
+            if own_key is not None:  # a new run begins with e
+                begun = steps.take(0, point, own_key, steps.initial)
+                if begun is not None:
+                    start = Run(0, steps.initial, (), (), own_key)
+                    _extend(start, e, t, begun, last, grown, done)
         for run in grown:
             by_last = self.runs.setdefault((run.next, run.key, run.vector), {})
             by_last.setdefault(id(run.events[-1]), []).append(run)
