@@ -105,3 +105,22 @@ def test_figure_2c_results_equal_the_worlds() -> None:
     worlds = evaluate_worlds(parse("PATTERN SEQ(A a, B b)"), FIGURE_2C)
     assert got == {r.ids["b"][0]: r.confidence for r in worlds}
     assert "b6" not in got and got["b5"] > 0
+
+
+def test_an_event_that_can_be_next_for_two_components() -> None:
+    """Equation (4): b2 can match both b and c of SEQ(A a, B b, B c), so whether it
+    spoils a point match depends on both gaps at once (VLDB 2010, section 3, step 3)."""
+    events = [
+        {"type": "A", "id": "a", "lower": 0, "upper": 1},
+        {"type": "B", "id": "b1", "lower": 1, "upper": 3},
+        {"type": "B", "id": "b2", "lower": 2, "upper": 4},
+        {"type": "B", "id": "b3", "lower": 2, "upper": 5},
+    ]
+    text = "PATTERN SEQ(A a, B b, B c)"
+    q = kleene.compile(text, time="interval", strategy="skip_till_next_match", exact=True)
+    got = {(m.variables["b"][0], m.variables["c"][0]): m.confidence for m in q.run(events)}
+    worlds = evaluate_worlds(parse(text), events, strategy=ast.Strategy.SKIP_TILL_NEXT_MATCH)
+    assert got == {(r.ids["b"][0], r.ids["c"][0]): r.confidence for r in worlds}
+    # (b1, b3) with a at 0, b1 at 1, b3 at 5 needs b2 outside (0, 1) and (1, 5): never
+    # (b2 lies in [2, 4]); with b1 at 1 and b3 at 2, b2 must avoid (1, 2): always.
+    assert 0 < got[("b1", "b3")] < 1

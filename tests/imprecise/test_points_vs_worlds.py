@@ -33,7 +33,7 @@ def _key(row: tuple[Any, ...]) -> Any:
     return (sorted(row[0].items()), row[1], row[2])
 
 
-@settings(max_examples=70, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(interval_queries(), interval_streams(), st.sampled_from(STRATEGIES))
 def test_exact_confidences_equal_the_worlds(
     text: str, events: list[dict[str, Any]], strategy: str
@@ -43,7 +43,7 @@ def test_exact_confidences_equal_the_worlds(
     assert got == want
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(interval_queries(), interval_streams(), st.sampled_from(STRATEGIES))
 def test_float_confidences_within_1e12(
     text: str, events: list[dict[str, Any]], strategy: str
@@ -57,7 +57,7 @@ def test_float_confidences_within_1e12(
         assert isinstance(g[3], float)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(interval_queries(), interval_streams(), st.sampled_from(STRATEGIES))
 def test_events_one_at_a_time_give_the_same_results(
     text: str, events: list[dict[str, Any]], strategy: str
