@@ -124,3 +124,26 @@ def test_an_event_that_can_be_next_for_two_components() -> None:
     # (b1, b3) with a at 0, b1 at 1, b3 at 5 needs b2 outside (0, 1) and (1, 5): never
     # (b2 lies in [2, 4]); with b1 at 1 and b3 at 2, b2 must avoid (1, 2): always.
     assert 0 < got[("b1", "b3")] < 1
+
+
+def test_an_event_that_lowers_a_nelt_after_its_candidate_arrived() -> None:
+    """Appendix B.3's case: b_late is seen first, then x, which ends earlier and so
+    lowers a's NELT to 3. No point of b_late after 3 reached the matcher before x
+    arrived (they wait for t_emit), so nothing has to be pruned afterwards."""
+    events = [
+        {"type": "A", "id": "a", "lower": 0, "upper": 1},
+        {"type": "B", "id": "b_late", "lower": 3, "upper": 6},
+        {"type": "B", "id": "x", "lower": 2, "upper": 3},
+    ]
+    q = kleene.compile("PATTERN SEQ(A a, B b)", time="interval", exact=True, u_max=3)
+    admission = Admission(q.plan, q.fields, q.interval)
+    framework = PointFramework(q.plan, q.window, 3, q.keep)
+    found = []
+    for e in events:
+        found += framework.push(admission.admit([e]), admission.now_lower)
+    found += framework.flush()
+    got = {m.variables["b"][0]: (m.end, m.confidence) for m in found}
+    # b_late is next only at 3, tied with x at 3: (1/4) * (1/2) = 1/8
+    assert got == {"x": (3, Fraction(1)), "b_late": (3, Fraction(1, 8))}
+    worlds = evaluate_worlds(parse("PATTERN SEQ(A a, B b)"), events)
+    assert {r.ids["b"][0]: (r.end, r.confidence) for r in worlds} == got
