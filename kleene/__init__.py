@@ -20,6 +20,7 @@ from kleene.errors import (
     SnapshotError,
 )
 from kleene.events import EventFields
+from kleene.imprecise import ImpreciseMatch, IntervalQuery
 from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
 from kleene.program import Program, compile_program
@@ -30,6 +31,8 @@ __all__ = [
     "CollapsedMatch",
     "EventError",
     "EventFields",
+    "ImpreciseMatch",
+    "IntervalQuery",
     "KleeneError",
     "KleeneWarning",
     "Match",

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from itertools import chain
-from typing import Any
+from typing import Any, Literal, overload
 
 import pyarrow as pa
 
@@ -25,6 +25,7 @@ from kleene.errors import (
     position,
 )
 from kleene.events import EventFields, check_input, time_unit_seconds
+from kleene.imprecise import IntervalQuery
 from kleene.lang import ast, parse, validate
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.choice import choose_engine
@@ -308,11 +309,26 @@ def match_order(m: Result) -> tuple[Any, ...]:
     return (positions[-1], positions[0], positions)
 
 
-def compile(text: str, **options: Any) -> Query:
-    """Compile a query. Options: strategy, output, time_field, type_field, id_field,
+@overload
+def compile(text: str, *, time: Literal["point"] = "point", **options: Any) -> Query: ...
+@overload
+def compile(text: str, *, time: Literal["interval"], **options: Any) -> IntervalQuery: ...
+
+
+def compile(text: str, *, time: str = "point", **options: Any) -> Query | IntervalQuery:
+    """Compile a query. ``time`` is the events' time model: "point" (a timestamp each)
+    or "interval" (an uncertainty interval each: :class:`kleene.imprecise.IntervalQuery`
+    and its options). Options: strategy, output, time_field, type_field, id_field,
     allowed_lateness, max_runs (live runs, default 1,000,000), max_matches (matches per
     matcher, default 1,000,000, None for no limit), engine ("auto", "nfa", "merge",
     "postpone", ...), time_unit (what one unit of a numeric time column is: "ns", "us",
     "ms", "s", "min", "h" or "d"; needed by a WITHIN with a unit over numeric times).
     Raises QuerySyntaxError / QueryError."""
-    return Query(text, **options)
+    kind = QUERY_KINDS.get(time)
+    if kind is None:
+        raise QueryError(f"unknown time model {time!r}; expected one of: {', '.join(QUERY_KINDS)}")
+    return kind(text, **options)
+
+
+#: The kinds of query, by the time model of their events: a new kind registers here.
+QUERY_KINDS: dict[str, Callable[..., Any]] = {"point": Query, "interval": IntervalQuery}

@@ -135,7 +135,25 @@ def _add_generate_arguments(generate: argparse.ArgumentParser) -> None:
     hadoop.add_argument("--nodes", type=_positive_int, default=20)
     hadoop.add_argument("--seed", "-s", type=int, default=0)
     hadoop.add_argument("--straggler-prob", type=float, default=0.02)
+    hadoop.add_argument(
+        "--imprecise",
+        action="store_true",
+        help="add lower/upper interval columns in units of 0.1 s: +-0.5 s for Hadoop "
+        "events, +-7.5 s for Ganglia samples (VLDB 2010, section 5.2)",
+    )
     _add_output_options(hadoop)
+    uncertain = workloads.add_parser(
+        "uncertain",
+        help="events with uncertainty intervals [t - delta, t + delta] (VLDB 2010, 5.1)",
+    )
+    uncertain.add_argument("--events", "-n", type=_non_negative_int, default=100_000)
+    uncertain.add_argument(
+        "--delta", "-d", type=_non_negative_int, default=5, help="half interval size (5)"
+    )
+    uncertain.add_argument(
+        "--period", type=_positive_int, default=1000, help="value cycles 1..period (1000)"
+    )
+    _add_output_options(uncertain)
 
 
 def _version() -> str:

@@ -1,5 +1,5 @@
 """``kleene generate``: write one of the papers' workloads (the stock stream, the Hadoop
-trace) to a file."""
+trace, the uncertain stream) to a file."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from kleene.io import infer_format, is_stdio, write_table
 
 
 def cmd_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from kleene.datagen import hadoop, stock
+    from kleene.datagen import hadoop, stock, uncertain
 
     fmt = infer_format(args.output, args.output_format, option="--output-format")
     refuse_overwrites([], [("--output", args.output)])
@@ -24,6 +24,12 @@ def cmd_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
                 args.jobs, nodes=args.nodes, seed=args.seed, straggler_prob=args.straggler_prob
             )
             what = f"Hadoop trace events ({args.jobs} jobs, {args.nodes} nodes, seed {args.seed})"
+            if args.imprecise:
+                table = uncertain.with_intervals(table)
+                what += " with uncertainty intervals (lower/upper in 0.1 s)"
+        elif args.workload == "uncertain":
+            table = uncertain.generate(args.events, delta=args.delta, period=args.period)
+            what = f"events with uncertainty intervals (delta {args.delta})"
         else:
             table = stock.generate(
                 args.events,

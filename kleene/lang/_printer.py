@@ -233,6 +233,8 @@ def query_to_text(query: ast.Query) -> str:
         lines.append("RETURN " + ", ".join(_return_item(r) for r in query.returns))
     if query.output is not None:
         lines.append(f"OUTPUT {_OUTPUT_TEXT[query.output]}")
+    if query.confidence is not None:
+        lines.append(f"CONFIDENCE {query.confidence.op} {_number(query.confidence.threshold)}")
     return "\n".join(lines)
 
 

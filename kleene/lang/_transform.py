@@ -364,6 +364,11 @@ class AstBuilder(Transformer[Token, ast.Program]):
     def output_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Span, dict]:
         return "OUTPUT", self._span(meta), {"output": ast.OutputFormat.parse(children[1])}
 
+    def confidence_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Span, dict]:
+        _, op, number = children
+        node = ast.Confidence(str(op), self._number(number), span=self._span(meta))
+        return "CONFIDENCE", self._span(meta), {"confidence": node}
+
     # --- expressions ----------------------------------------------------------------
 
     def or_op(self, meta: Meta, children: list[Any]) -> ast.Expr:

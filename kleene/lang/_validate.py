@@ -24,10 +24,30 @@ _ITERATOR_INDEXES = frozenset({ast.IndexKind.CURRENT, ast.IndexKind.PREVIOUS})
 Reference = ast.AttrRef | ast.LenRef | ast.Aggregate
 
 
-def validate(query: ast.Query, text: str | None = None) -> None:
+def validate(query: ast.Query, text: str | None = None, *, interval: bool = False) -> None:
     """Raises QueryError, with the line and column of the offending node, at the first
-    semantic problem of ``query``; ``text`` (the query text) renders the caret line."""
+    semantic problem of ``query``; ``text`` (the query text) renders the caret line.
+    ``interval``: the query reads events with uncertainty intervals, where a CONFIDENCE
+    clause is allowed (VLDB 2010, section 2.3)."""
     _Validator(query, text).run()
+    _check_confidence(query, text, interval)
+
+
+def _check_confidence(query: ast.Query, text: str | None, interval: bool) -> None:
+    clause = query.confidence
+    if clause is None:
+        return
+    fail = _Validator(query, text).fail
+    if not interval:
+        fail(
+            "CONFIDENCE applies to events with uncertainty intervals: compile the query "
+            "with time='interval'",
+            clause.span,
+        )
+    if clause.op not in (">", ">="):
+        fail(f"write CONFIDENCE > x or CONFIDENCE >= x, not CONFIDENCE {clause.op} x", clause.span)
+    if not 0 <= clause.threshold <= 1:
+        fail(f"a confidence threshold lies between 0 and 1, not {clause.threshold}", clause.span)
 
 
 def _references(expr: ast.Expr) -> Iterator[Reference]:

@@ -265,6 +265,15 @@ class Window(Node):
 
 
 @dataclass(frozen=True)
+class Confidence(Node):
+    """``CONFIDENCE > threshold`` (or ``>=``): keep the results over interval events whose
+    confidence passes (VLDB 2010, section 2.3)."""
+
+    op: str
+    threshold: int | float
+
+
+@dataclass(frozen=True)
 class ReturnItem(Node):
     expr: Expr
     alias: str | None = None
@@ -284,6 +293,7 @@ class Query(Node):
     within: Window | None = None
     returns: tuple[ReturnItem, ...] = ()
     output: OutputFormat | None = None
+    confidence: Confidence | None = None
     _children: ClassVar[tuple[str, ...]] = ("pattern", "where", "within", "returns")
 
 

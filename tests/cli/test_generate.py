@@ -52,3 +52,17 @@ def test_generate_hadoop_trace_runs_a_monitoring_query(tmp_path: Path) -> None:
     query = (ROOT / "bench" / "queries" / "hadoop_q1.sase").read_text()
     # the trace's times are seconds
     assert len(kleene.compile(query, time_unit="s").run(table)) == 5  # one match per job
+
+
+def test_generate_uncertain_and_imprecise_hadoop(tmp_path: Path) -> None:
+    from kleene.datagen import uncertain
+
+    path = tmp_path / "uncertain.parquet"
+    done = run_kleene("generate", "uncertain", "-n", "500", "--delta", "2", "-o", path)
+    assert done.returncode == 0, done.stderr
+    assert "500 events with uncertainty intervals (delta 2)" in done.stdout
+    assert read_table(path).equals(uncertain.generate(500, delta=2))
+    path = tmp_path / "trace.parquet"
+    done = run_kleene("generate", "hadoop", "--jobs", "2", "--imprecise", "-o", path)
+    assert done.returncode == 0, done.stderr
+    assert read_table(path).equals(uncertain.with_intervals(generate_hadoop(2)))

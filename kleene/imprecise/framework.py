@@ -1,0 +1,48 @@
+"""The point-based evaluation framework (VLDB 2010, section 3 and Figure 2(a)): stream
+expansion, pattern matching over point events, match collapsing."""
+
+from __future__ import annotations
+
+from kleene.compiler.plan import Plan
+from kleene.imprecise.collapse import Collapser, Threshold
+from kleene.imprecise.expansion import StreamExpansion
+from kleene.imprecise.model import IntervalEvent
+from kleene.imprecise.points import PointMatching, Steps
+from kleene.imprecise.result import ImpreciseMatch
+from kleene.lang.ast import Strategy
+
+
+class PointFramework:
+    """Admitted interval events in, collapsed results out, as soon as they are final."""
+
+    def __init__(self, plan: Plan, window: float | None, u_max: int, keep: Threshold) -> None:
+        next_match = plan.strategy is Strategy.SKIP_TILL_NEXT_MATCH
+        self.u_max = u_max
+        self.expansion = StreamExpansion(u_max)
+        steps = Steps(plan)
+        self.matching = PointMatching(steps, window, use_nelt=next_match)
+        self.collapser = Collapser(plan, steps, window, next_match, self.matching.candidates, keep)
+        # events ending this long before t_emit can matter to no run or pending result
+        self.horizon = None if window is None else 2 * window + u_max + 1
+
+    def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
+        """Take admitted events; ``now_lower`` is the largest lower bound seen so far."""
+        for e in events:
+            self.expansion.add(e)
+            self.matching.arrive(e)
+        if now_lower is None:
+            return []
+        return self._advance(self.expansion.t_emit(now_lower))
+
+    def flush(self) -> list[ImpreciseMatch]:
+        """The end of the stream: every buffered point and pending result."""
+        return self._advance(None)
+
+    def _advance(self, t_emit: int | None) -> list[ImpreciseMatch]:
+        for t, points in self.expansion.emit(t_emit):
+            for pm in self.matching.step(t, points):
+                self.collapser.add(pm)
+        out = self.collapser.due(t_emit)
+        if t_emit is not None and self.horizon is not None:
+            self.matching.forget(int(t_emit - self.horizon))
+        return out

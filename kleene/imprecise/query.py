@@ -1,0 +1,231 @@
+"""A compiled query over events with uncertainty intervals: ``kleene.compile(text,
+time="interval", ...)`` (VLDB 2010).
+
+The query text is the SASE+ language with an optional ``CONFIDENCE > x`` clause; it
+compiles to the same plan as a point-event query (kleene.compiler), checked by the
+rules of :mod:`kleene.imprecise.rules`. Events are admitted by
+:mod:`kleene.imprecise.admission` and matched by the point-based framework.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
+from typing import Any, TypeVar
+
+from kleene.compiler import build_plan
+from kleene.compiler.explain import explain_plan
+from kleene.compiler.plan import Plan
+from kleene.errors import EventError, QueryError, RejectedEventsWarning
+from kleene.events import EventFields, time_unit_seconds
+from kleene.imprecise.admission import Admission, measured_u_max
+from kleene.imprecise.framework import PointFramework
+from kleene.imprecise.model import IntervalFields, Probability
+from kleene.imprecise.result import ImpreciseMatch, result_order
+from kleene.imprecise.rules import check_interval_query
+from kleene.lang import ast, parse, validate
+from kleene.match import RejectedEvent
+from kleene.runtime.ingest import window_size
+
+ENGINES = ("auto", "points")
+E = TypeVar("E", bound=Enum)
+
+
+@dataclass(frozen=True)
+class IntervalRunResult:
+    """Everything one run over interval events produced."""
+
+    matches: list[ImpreciseMatch]
+    rejected: list[RejectedEvent] = field(default_factory=list)
+
+
+class IntervalQuery:
+    """A pattern query over interval events. Create with ``kleene.compile(text,
+    time="interval", ...)``; the options are those of point queries (strategy, output,
+    type_field, time_field, id_field, time_unit, engine) and
+
+    * ``lower_field``/``upper_field``: the interval's columns (default lower, upper), or
+      ``uncertainty``: d or (before, after), the interval [t - before, t + after]
+      around the time column;
+    * ``pmf_field``: a column holding one probability per point (default pmf; uniform
+      where absent);
+    * ``u_max``: the largest ``upper - lower`` the source promises (longer intervals
+      are rejected); measured over the input when not given;
+    * ``confidence``: keep results with confidence above it (replaces the query's
+      CONFIDENCE clause);
+    * ``exact``: uniform probabilities as fractions.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        strategy: ast.Strategy | str | None = None,
+        output: ast.OutputFormat | str | None = None,
+        time_field: str = "timestamp",
+        type_field: str = "type",
+        id_field: str = "id",
+        time_unit: str | None = None,
+        engine: str = "auto",
+        lower_field: str = "lower",
+        upper_field: str = "upper",
+        uncertainty: int | tuple[int, int] | None = None,
+        pmf_field: str = "pmf",
+        u_max: int | None = None,
+        confidence: float | None = None,
+        exact: bool = False,
+    ) -> None:
+        self.text = text
+        self.ast = parse(text)
+        validate(self.ast, text, interval=True)
+        self.plan: Plan = build_plan(
+            self.ast,
+            text,
+            strategy=_option(ast.Strategy, strategy, "strategy"),
+            output=_option(ast.OutputFormat, output, "output format"),
+        )
+        check_interval_query(self.ast, text, self.plan.strategy, self.plan.output)
+        if engine not in ENGINES:
+            raise QueryError(
+                f"unknown engine {engine!r} for interval events; expected one of: "
+                + ", ".join(ENGINES)
+            )
+        self.engine = "points"
+        self.fields = EventFields(type_field, time_field, id_field)
+        self.interval = IntervalFields(
+            lower_field, upper_field, _margins(uncertainty), pmf_field, _u_max(u_max), exact
+        )
+        self.window = _window(self.plan, time_unit)
+        self.keep = _threshold(self.ast.confidence, confidence)
+
+    @property
+    def strategy(self) -> ast.Strategy:
+        return self.plan.strategy
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return self.plan.positive_vars
+
+    @property
+    def return_names(self) -> tuple[str, ...]:
+        return self.plan.return_names
+
+    def run_detailed(self, events: Any) -> IntervalRunResult:
+        """All results over a finite input (the inputs of :meth:`kleene.Query.run`), with
+        the rejected events and their reasons. U_max is measured over the input unless
+        declared."""
+        admission = Admission(self.plan, self.fields, self.interval)
+        admitted = admission.admit(events)
+        u_max = self.interval.u_max
+        framework = PointFramework(
+            self.plan,
+            self.window,
+            measured_u_max(admitted) if u_max is None else u_max,
+            self.keep,
+        )
+        found = framework.push(admitted, admission.now_lower) + framework.flush()
+        found.sort(key=result_order)
+        return IntervalRunResult(found, admission.rejected)
+
+    def run(self, events: Any) -> list[ImpreciseMatch]:
+        """All results over a finite input, ordered by their last event's arrival.
+        Rejected events are counted in a :class:`RejectedEventsWarning`;
+        :meth:`run_detailed` returns them with their reasons."""
+        result = self.run_detailed(events)
+        if result.rejected:
+            n = len(result.rejected)
+            warnings.warn(
+                RejectedEventsWarning(
+                    f"{n} event{'s' if n != 1 else ''} rejected (first: "
+                    f"{result.rejected[0].reason}); run_detailed() returns each with its reason"
+                ),
+                stacklevel=2,
+            )
+        return result.matches
+
+    def explain(self) -> str:
+        """The framework, the interval model and the compiled automaton."""
+        spec = self.interval
+        source = (
+            f"columns {spec.lower_field!r}/{spec.upper_field!r}"
+            if spec.margins is None
+            else f"{self.fields.time_field!r} - {spec.margins[0]} .. + {spec.margins[1]}"
+        )
+        lines = [
+            "events: uncertainty intervals from "
+            + source
+            + ", U_max "
+            + ("measured over the input" if spec.u_max is None else str(spec.u_max)),
+            "engine: points (the point-based framework of VLDB 2010, section 3: stream "
+            "expansion, skip till any match over points"
+            + (", NELT" if self.strategy is ast.Strategy.SKIP_TILL_NEXT_MATCH else "")
+            + ", match collapsing)",
+        ]
+        return "\n".join(lines) + "\n" + explain_plan(self.plan)
+
+    def __repr__(self) -> str:
+        return f"kleene.compile({self.text!r}, time='interval')"
+
+
+def _option(enum: type[E], value: Any, name: str) -> E | None:
+    if value is None or isinstance(value, enum):
+        return value
+    try:
+        return enum.parse(str(value))  # type: ignore[attr-defined]
+    except ValueError:
+        choices = ", ".join(m.value for m in enum)
+        raise QueryError(f"unknown {name} {value!r}; expected one of: {choices}") from None
+
+
+def _margins(uncertainty: Any) -> int | tuple[int, int] | None:
+    if uncertainty is None:
+        return None
+    pair = uncertainty if isinstance(uncertainty, tuple | list) else (uncertainty, uncertainty)
+    if len(pair) != 2 or not all(_whole(v) and v >= 0 for v in pair):
+        raise QueryError(
+            f"uncertainty must be a whole number d >= 0 or a pair (before, after) of them, "
+            f"not {uncertainty!r}"
+        )
+    return (int(pair[0]), int(pair[1]))
+
+
+def _u_max(u_max: Any) -> int | None:
+    if u_max is not None and not (_whole(u_max) and u_max >= 0):
+        raise QueryError(f"u_max must be a whole number >= 0, not {u_max!r}")
+    return None if u_max is None else int(u_max)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _window(plan: Plan, time_unit: str | None) -> float | None:
+    if time_unit is not None:
+        try:
+            time_unit_seconds(time_unit)
+        except ValueError as exc:
+            raise QueryError(str(exc)) from None
+    try:
+        return window_size(plan, "number", time_unit)
+    except EventError as exc:
+        raise QueryError(str(exc)) from None
+
+
+def _threshold(
+    clause: ast.Confidence | None, option: float | None
+) -> Callable[[Probability], bool]:
+    if option is not None:
+        if isinstance(option, bool) or not isinstance(option, int | float | Fraction):
+            raise QueryError(f"confidence must be a number between 0 and 1, not {option!r}")
+        if not 0 <= option <= 1:
+            raise QueryError(f"confidence must lie between 0 and 1, not {option!r}")
+        return lambda c: c > option
+    if clause is None:
+        return lambda c: True
+    threshold = clause.threshold
+    if clause.op == ">=":
+        return lambda c: c >= threshold
+    return lambda c: c > threshold

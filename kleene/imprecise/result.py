@@ -1,0 +1,44 @@
+"""What a query over interval events returns (VLDB 2010, section 2.3 and Table 1)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kleene.imprecise.model import Probability
+
+
+@dataclass(frozen=True)
+class ImpreciseMatch:
+    """One result: the *signature* (``variables``: each variable's event ids, a 1-tuple
+    per single variable, as in :class:`kleene.Match`), the tightest time range
+    ``[start, end]`` covering every point match of the signature, and its
+    ``confidence``: the total probability of the possible worlds that produce it.
+    ``positions`` are the events' 0-based arrival positions; ``returned`` the RETURN
+    values by name."""
+
+    variables: Mapping[str, tuple[Any, ...]]
+    positions: Mapping[str, tuple[int, ...]]
+    start: int
+    end: int
+    confidence: Probability
+    returned: Mapping[str, Any] = field(default_factory=dict)
+
+    def ids(self) -> dict[str, tuple[Any, ...]]:
+        """Each variable -> the ids of its events."""
+        return dict(self.variables)
+
+    def values(self) -> dict[str, Any]:
+        """The RETURN values by name (empty without a RETURN clause)."""
+        return dict(self.returned)
+
+    def key(self) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+        """The signature as a hashable value."""
+        return tuple(sorted((k, tuple(v)) for k, v in self.variables.items()))
+
+
+def result_order(m: ImpreciseMatch) -> tuple[Any, ...]:
+    """Results of a whole run: by the last event's arrival, then the first's."""
+    positions = sorted(p for ps in m.positions.values() for p in ps)
+    return (positions[-1], positions[0], tuple(positions))
