@@ -21,11 +21,11 @@ from kleene.errors import (
 )
 from kleene.events import EventFields
 from kleene.imprecise import ImpreciseMatch, IntervalQuery
-from kleene.lang.ast import OutputFormat, Strategy
 from kleene.match import Match, RejectedEvent
 from kleene.program import Program, compile_program
 from kleene.query import Query, RunResult, compile
 from kleene.runtime.matcher import Matcher
+from kleene.vocabulary import OutputFormat, Strategy
 
 __all__ = [
     "CollapsedMatch",

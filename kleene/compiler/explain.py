@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kleene.compiler.plan import Plan
-from kleene.lang.ast import Strategy
+from kleene.vocabulary import Strategy
 
 _IGNORE = {
     Strategy.STRICT_CONTIGUITY: "False",

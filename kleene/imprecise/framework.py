@@ -9,7 +9,7 @@ from kleene.imprecise.expansion import StreamExpansion
 from kleene.imprecise.model import IntervalEvent
 from kleene.imprecise.points import PointMatching, Steps
 from kleene.imprecise.result import ImpreciseMatch
-from kleene.lang.ast import Strategy
+from kleene.vocabulary import Strategy
 
 
 class PointFramework:
