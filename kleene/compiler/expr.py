@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 
 from kleene.lang import ast
 
@@ -108,43 +108,47 @@ ORDERING = ("<", "<=", ">", ">=")
 
 
 @dataclass(frozen=True, slots=True)
-class Arith(Expr):
-    op: str  # one of ARITHMETIC
+class Binary(Expr):
+    """An operator node with two operands; ``result`` is the kind of its value."""
+
+    op: str
     left: Expr
     right: Expr
+    result: ClassVar[Kind] = Kind.BOOLEAN
 
     @property
     def kind(self) -> Kind:
-        return Kind.NUMBER
+        return self.result
 
     def children(self) -> tuple[Expr, ...]:
         return (self.left, self.right)
 
 
 @dataclass(frozen=True, slots=True)
-class Neg(Expr):
+class Unary(Expr):
+    """An operator node with one operand."""
+
     operand: Expr
+    result: ClassVar[Kind] = Kind.BOOLEAN
 
     @property
     def kind(self) -> Kind:
-        return Kind.NUMBER
+        return self.result
 
     def children(self) -> tuple[Expr, ...]:
         return (self.operand,)
 
 
 @dataclass(frozen=True, slots=True)
-class Compare(Expr):
-    op: str  # one of EQUALITY or ORDERING
-    left: Expr
-    right: Expr
+class Arith(Binary):
+    """``op`` is one of ARITHMETIC."""
 
-    @property
-    def kind(self) -> Kind:
-        return Kind.BOOLEAN
+    result: ClassVar[Kind] = Kind.NUMBER
 
-    def children(self) -> tuple[Expr, ...]:
-        return (self.left, self.right)
+
+@dataclass(frozen=True, slots=True)
+class Compare(Binary):
+    """``op`` is one of EQUALITY or ORDERING."""
 
     @property
     def ordering(self) -> bool:
@@ -152,29 +156,18 @@ class Compare(Expr):
 
 
 @dataclass(frozen=True, slots=True)
-class Logic(Expr):
-    op: str  # "and" | "or"
-    left: Expr
-    right: Expr
-
-    @property
-    def kind(self) -> Kind:
-        return Kind.BOOLEAN
-
-    def children(self) -> tuple[Expr, ...]:
-        return (self.left, self.right)
+class Logic(Binary):
+    """``op`` is "and" or "or"."""
 
 
 @dataclass(frozen=True, slots=True)
-class Not(Expr):
-    operand: Expr
+class Neg(Unary):
+    result: ClassVar[Kind] = Kind.NUMBER
 
-    @property
-    def kind(self) -> Kind:
-        return Kind.BOOLEAN
 
-    def children(self) -> tuple[Expr, ...]:
-        return (self.operand,)
+@dataclass(frozen=True, slots=True)
+class Not(Unary):
+    pass
 
 
 def orderable(expr: Expr) -> bool:

@@ -227,20 +227,8 @@ class NfaEngine(EventCore):
         vector = first.edge(e, self.initial)
         if vector is None:
             return
-        run = self._select(
-            st,
-            first,
-            vector,
-            e,
-            position,
-            e[1],
-            position,
-            (),
-            window,
-            completed,
-        )
-        if run is not None:
-            out.append(run)
+        unstarted = (0, self.initial, e[1], position, ())  # a run before its first selection
+        self._select(st, first, vector, e, position, unstarted, window, completed, out)
 
     def _select(
         self,
@@ -249,25 +237,25 @@ class NfaEngine(EventCore):
         vector: tuple[Any, ...],
         e: tuple[Any, ...],
         position: int,
-        start: Any,
-        start_position: int,
-        origins: Origins,
+        run: Run,
         window: float | None,
         completed: list[Any],
-    ) -> Run | None:
-        """Write the event into the buffer at ``state`` and return the resulting run
-        (None when it reached F from a singleton state)."""
+        out: list[Run],
+    ) -> None:
+        """Write the event into the buffer at ``state`` for ``run`` and add the resulting
+        run to ``out`` (none when it reached F from a singleton state)."""
+        _, _, start, start_position, origins = run
         key, slot = st.buffer.add(state.index, position, e[2], e[1], origins)
         now = ((key, slot, start),)
         then = state.then
         if then is None:  # the last single variable: F
             self._complete(st, now, e[1], window, vector, completed)
-            return None
+            return
         if state.kind != "single":
             head = self.states[then]  # a loop head without exit: epsilon proceed edge to F
             if head.proceed is not None and head.exit is None and head.proceed(vector):
                 self._complete(st, now, e[1], window, vector, completed)
-        return (then, vector, start, start_position, now)
+        out.append((then, vector, start, start_position, now))
 
     def _complete(
         self,
@@ -297,24 +285,11 @@ class NfaEngine(EventCore):
     ) -> None:
         """Extend ``run`` by event ``e`` along every edge it takes (also used by the
         backtrack core)."""
-        index, vector, start, start_position, origins = run
+        index, vector, _, _, _ = run
         state = self.states[index]
         moved = state.edge(e, vector)  # begin or take
         if moved is not None:
-            child = self._select(
-                st,
-                state,
-                moved,
-                e,
-                position,
-                start,
-                start_position,
-                origins,
-                window,
-                completed,
-            )
-            if child is not None:
-                out.append(child)
+            self._select(st, state, moved, e, position, run, window, completed, out)
         if state.exit is not None:
             proceed = state.proceed
             assert proceed is not None
@@ -322,20 +297,7 @@ class NfaEngine(EventCore):
                 nxt = self.states[state.exit]
                 begun = nxt.edge(e, vector)  # step 6: peek at the next begin edge
                 if begun is not None:
-                    child = self._select(
-                        st,
-                        nxt,
-                        begun,
-                        e,
-                        position,
-                        start,
-                        start_position,
-                        origins,
-                        window,
-                        completed,
-                    )
-                    if child is not None:
-                        out.append(child)
+                    self._select(st, nxt, begun, e, position, run, window, completed, out)
         if self.ignore_always or (self.ignore_if_unmatched and moved is None):
             out.append(run)
 
