@@ -36,6 +36,8 @@ class Pushdown:
     kept: frozenset[str]
     types: frozenset[str]
     required: dict[str, tuple[str, ...]]  # event type -> attributes its events must carry
+    kind_groups: dict[tuple[str, str], int]  # (type, attribute) -> group of same-kind values
+    group_kinds: dict[int, str]  # group -> the kind the query demands, where it does
 
 
 def state_properties(plan: Plan, state: State) -> tuple[expr.Expr, ...]:
@@ -57,4 +59,6 @@ def pushdown(plan: Plan) -> Pushdown | None:
         by_type.setdefault(state.event_type, []).append(state_properties(plan, state))
     kept = negated | {t for t, props in by_type.items() if not all(props)}
     states = {t: tuple(props) for t, props in by_type.items() if t not in kept}
-    return Pushdown(states, kept, frozenset(by_type) | negated, dict(plan.required))
+    types = frozenset(by_type) | negated
+    required, groups, kinds = dict(plan.required), dict(plan.kind_groups), dict(plan.group_kinds)
+    return Pushdown(states, kept, types, required, groups, kinds)

@@ -58,7 +58,6 @@ def _input_part() -> Column:
 def with_positions(df: DataFrame, columns: EventColumns) -> DataFrame:
     """``df`` with ``kleene__pos`` (the input order: files by name, each in its row
     order) and an id column."""
-    has_id = columns.id_field in df.columns
     tagged = df.withColumn("kleene__part", _input_part()).withColumn(
         "kleene__mid", F.monotonically_increasing_id()
     )
@@ -74,10 +73,16 @@ def with_positions(df: DataFrame, columns: EventColumns) -> DataFrame:
     out = tagged.withColumn(POS, (F.col("kleene__mid") + shift).cast("long")).drop(
         "kleene__part", "kleene__mid"
     )
-    if not has_id:
-        out = out.withColumn(columns.id_field, F.col(POS))
-    elif _id_nullable_integral(df, columns.id_field):
-        out = out.withColumn(columns.id_field, F.coalesce(F.col(columns.id_field), F.col(POS)))
+    return with_ids(out, df, columns)
+
+
+def with_ids(out: DataFrame, df: DataFrame, columns: EventColumns) -> DataFrame:
+    """``out`` (``df`` with ``kleene__pos``) with an id for every event: the position
+    where ``df`` has no id column or a null integral id."""
+    if columns.id_field not in df.columns:
+        return out.withColumn(columns.id_field, F.col(POS))
+    if _id_nullable_integral(df, columns.id_field):
+        return out.withColumn(columns.id_field, F.coalesce(F.col(columns.id_field), F.col(POS)))
     return out
 
 
@@ -146,9 +151,16 @@ def with_seen(
     """``df`` (not yet shuffled, with ``kleene__pos``) with ``kleene__seen``."""
     if columns.time_field not in df.columns:
         return df.withColumn(SEEN, F.lit(None))
-    admitted = _admitted(df, columns, required)
-    time = F.col(columns.time_field)
+    admitted = admitted_column(df, columns, required)
     tagged = df.withColumn("kleene__part", _input_part()).withColumn("kleene__ok", admitted)
+    return seen_within_parts(tagged, columns, df.schema[columns.time_field].dataType)
+
+
+def seen_within_parts(tagged: DataFrame, columns: EventColumns, time_type: T.DataType) -> DataFrame:
+    """``kleene__seen`` for a DataFrame with ``kleene__pos`` and two more columns:
+    ``kleene__part``, a unit of the input order (its positions run in the order of
+    the parts), and ``kleene__ok``, whether the event is admitted."""
+    time = F.col(columns.time_field)
     ok_time = F.when(F.col("kleene__ok"), time)
     parts = tagged.groupBy("kleene__part").agg(F.max(ok_time).alias("m"), F.min(POS).alias("first"))
     before: list[Column] = []
@@ -164,12 +176,12 @@ def with_seen(
     running = F.max(ok_time).over(earlier)
     if before:
         previous = F.element_at(F.create_map(*before), F.col("kleene__part"))
-        running = F.greatest(running, previous.cast(df.schema[columns.time_field].dataType))
+        running = F.greatest(running, previous.cast(time_type))
     seen = F.when(F.col("kleene__ok"), running)
     return tagged.withColumn(SEEN, seen).drop("kleene__part", "kleene__ok")
 
 
-def _admitted(
+def admitted_column(
     df: DataFrame, columns: EventColumns, required: Mapping[str, Sequence[str]]
 ) -> Column:
     """Whether the local engine admits the event apart from lateness (see

@@ -64,6 +64,7 @@ from kleene.spark._prepare import (
     with_positions,
     with_seen,
 )
+from kleene.spark._pushdown import pushed_preparation
 from kleene.spark._query import QuerySpec, key_routing, resolve_query, slice_blocker
 from kleene.spark._rows import RowLayout, combined_schema, split_output
 from kleene.spark._schema import MatchSchema, build_match_schema
@@ -157,6 +158,7 @@ def match(
     slice: int | Literal["auto"] | None = None,
     spark: SparkSession | None = None,
     method: Method = "map",
+    pushdown: bool = True,
     **compile_options: Any,
 ) -> MatchResult:
     """Match ``query`` over the events of ``df`` with Spark; see the module docstring.
@@ -164,6 +166,10 @@ def match(
     ``query`` is query text or a compiled :class:`kleene.Query`; field names default to
     the compiled query's, else ``timestamp``, ``type`` and ``id``; ``compile_options``
     go to :func:`kleene.compile` (strategy, output, max_runs, ...).
+
+    For a Parquet scan as read (``spark.read.parquet(path)``), the events the query
+    provably ignores are dropped in the scan (:mod:`kleene.spark._pushdown`);
+    ``pushdown=False`` reads every event (for comparisons).
 
     ``partition_by`` overrides the inferred partition key (the caller vouches that no
     match mixes its values). ``slice`` (an int) splits each partition's time line into
@@ -197,8 +203,9 @@ def match(
     columns = spec.columns
     if columns.time_field in df.columns:  # a window's unit needs a known time unit
         q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
-    prepared = with_positions(df, columns)
-    prepared = with_seen(prepared, columns, q.plan.required)
+    prepared = pushed_preparation(df, spec) if pushdown else None
+    if prepared is None:
+        prepared = with_seen(with_positions(df, columns), columns, q.plan.required)
     added_id = columns.id_field not in df.columns
     group_cols: list[str] = []
     routing = key_routing(q, partition_by)
