@@ -21,8 +21,10 @@ attributes, decimals, an equality of a boolean and a number. The event time is a
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -198,13 +200,14 @@ def _modulo(a: Value, b: Value, divisor: Column, error: Column) -> Value:
     return Value(value, error, kind, b.bound if kind == INT else 0, kind == FLOAT)
 
 
-_SPARK_COMPARE: dict[str, Callable[[Column, Column], Column]] = {
-    "=": lambda x, y: x == y,
-    "!=": lambda x, y: x != y,
-    "<": lambda x, y: x < y,
-    "<=": lambda x, y: x <= y,
-    ">": lambda x, y: x > y,
-    ">=": lambda x, y: x >= y,
+# Column overloads the operators, so one table serves Columns and Python numbers
+_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
 }
 
 
@@ -213,11 +216,11 @@ def _compare(op: str, a: Value, b: Value) -> Value:
     if a.number and b.number:
         return Value(_numbers(op, a, b), error, BOOLEAN)
     if a.kind == b.kind and a.kind == STRING:
-        return Value(_SPARK_COMPARE[op](a.value, b.value), error, BOOLEAN)
+        return Value(_COMPARE[op](a.value, b.value), error, BOOLEAN)
     if op in expr.ORDERING:
         return _error(BOOLEAN)  # booleans do not order; nor do values of two kinds
     if a.kind == b.kind:  # two booleans
-        return Value(_SPARK_COMPARE[op](a.value, b.value), error, BOOLEAN)
+        return Value(_COMPARE[op](a.value, b.value), error, BOOLEAN)
     if BOOLEAN in (a.kind, b.kind) and (a.number or b.number):
         raise NotPushable("= of a boolean and a number")
     return Value(F.lit(op == "!="), error, BOOLEAN)  # a string and a number: never equal
@@ -227,19 +230,19 @@ def _numbers(op: str, a: Value, b: Value) -> Column:
     """A comparison of two numbers as Python makes it: exact between ints and floats,
     and false for NaN except ``!=``."""
     if a.kind == INT and b.kind == INT:
-        return _SPARK_COMPARE[op](a.value, b.value)
+        return _COMPARE[op](a.value, b.value)
     if a.kind == FLOAT and b.kind == FLOAT:
-        test = _SPARK_COMPARE[op](a.value, b.value)
+        test = _COMPARE[op](a.value, b.value)
     else:
         swapped = a.kind == FLOAT
         i, f = (b, a) if swapped else (a, b)
         if f.literal is not None:
             return _int_vs_constant(_MIRROR[op] if swapped else op, i.value, f.literal)
         if i.bound <= EXACT:  # the int converts to double exactly
-            test = _SPARK_COMPARE[op](a.value.cast("double"), b.value.cast("double"))
+            test = _COMPARE[op](a.value.cast("double"), b.value.cast("double"))
         else:
             sign = _sign_int_minus_float(i.value, f.value)
-            test = _SPARK_COMPARE[op](-sign if swapped else sign, F.lit(0))
+            test = _COMPARE[op](-sign if swapped else sign, F.lit(0))
     if not (a.nan or b.nan):
         return test
     nan = F.isnan(a.value) if a.nan else F.isnan(b.value)
@@ -249,21 +252,13 @@ def _numbers(op: str, a: Value, b: Value) -> Column:
 
 
 _MIRROR = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_PYTHON_COMPARE: dict[str, Callable[[float, float], bool]] = {
-    "=": lambda x, y: x == y,
-    "!=": lambda x, y: x != y,
-    "<": lambda x, y: x < y,
-    "<=": lambda x, y: x <= y,
-    ">": lambda x, y: x > y,
-    ">=": lambda x, y: x >= y,
-}
 
 
 def _int_vs_constant(op: str, i: Column, c: float) -> Column:
     """``i op c`` for a long ``i`` and a float constant, as an integer comparison (so
     that a file scan can take it): ``i < 2.5`` is ``i < 3``, ``i = 2.5`` is false."""
     if not math.isfinite(c):  # every long compares alike with inf and NaN
-        return F.lit(_PYTHON_COMPARE[op](0, c))
+        return F.lit(_COMPARE[op](0, c))
     if op in ("=", "!="):
         if not c.is_integer():
             return F.lit(op == "!=")
@@ -271,8 +266,8 @@ def _int_vs_constant(op: str, i: Column, c: float) -> Column:
     else:
         t = math.ceil(c) if op in ("<", ">=") else math.floor(c)
     if not -LONG_MAX - 1 <= t <= LONG_MAX:  # beyond every long: alike for all of them
-        return F.lit(_PYTHON_COMPARE[op](0, t))
-    return _SPARK_COMPARE[op](i, F.lit(t).cast("long"))
+        return F.lit(_COMPARE[op](0, t))
+    return _COMPARE[op](i, F.lit(t).cast("long"))
 
 
 _TWO_63 = float(2**63)
