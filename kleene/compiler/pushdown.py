@@ -45,7 +45,9 @@ def state_properties(plan: Plan, state: State) -> tuple[expr.Expr, ...]:
     property whose lowering reads the state vector is left out: leaving a conjunct out
     only keeps more events)."""
     ctx = codegen.Context(state.var, state.kind, lambda _slot: "", plan.attr_index)
-    lowered = (expr.lower(p, codegen.resolver(ctx)) for p in state.properties)
+    resolve = codegen.resolver(ctx)
+    # plans whose states carry their properties as IR already need no lowering
+    lowered = (p if isinstance(p, expr.Expr) else expr.lower(p, resolve) for p in state.properties)
     return tuple(ir for ir in lowered if expr.reads_only(ir, expr.EVENT))
 
 
