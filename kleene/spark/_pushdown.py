@@ -23,8 +23,14 @@ one check finds it and the pipeline runs without push-down instead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -208,17 +214,15 @@ def prepared_with_pushdown(
     """``df`` with positions, ids and ``kleene__seen`` as the ordinary preparation gives
     them, but only the events ``keep`` holds for; None when a dropped event may be late
     (``lateness``: the allowed lateness in window units)."""
-    file = F.input_file_name()
-    counts = df.groupBy(file.alias("file")).count().collect()
-    offsets: list[Column] = []
-    total = 0
-    for row in sorted(counts, key=lambda r: r["file"]):
-        offsets += [F.lit(row["file"]), F.lit(total)]
-        total += row["count"]
+    offsets, ordered = _file_order(df, columns, required)
     if not offsets:
         return None
-    row_index = F.col("_metadata.row_index")
+    file, row_index = F.input_file_name(), F.col("_metadata.row_index")
     pos = (F.element_at(F.create_map(*offsets), file) + row_index).cast("long")
+    time_type = df.schema[columns.time_field].dataType
+    if ordered:  # no event is late: kleene__seen may stay empty
+        kept = df.filter(keep).select("*", pos.alias(POS), F.lit(None).cast(time_type).alias(SEEN))
+        return with_ids(kept, df, columns)
     chunk = F.floor(row_index / CHUNK).cast("string")
     part = F.concat_ws("#", file, F.lpad(chunk, 12, "0"))
     ok = admitted_column(df, columns, required)
@@ -226,7 +230,6 @@ def prepared_with_pushdown(
     kept = df.filter(keep).select("*", *tags, F.lit(True).alias(KEPT))
     dropped = df.filter(~keep).select(columns.time_field, *tags, F.lit(False).alias(KEPT))
     both = kept.unionByName(dropped, allowMissingColumns=True)
-    time_type = df.schema[columns.time_field].dataType
     seen = seen_within_parts(both, columns, time_type)
     may_be_late = _may_be_late(F.col(columns.time_field), F.col(SEEN), time_type, lateness)
     late = ~F.col(KEPT) & F.coalesce(may_be_late, F.lit(False))
@@ -234,6 +237,93 @@ def prepared_with_pushdown(
         return None
     out = seen.filter(F.col(KEPT)).drop(KEPT)
     return with_ids(out, df, columns)
+
+
+def _file_order(
+    df: DataFrame, columns: EventColumns, required: Mapping[str, Sequence[str]]
+) -> tuple[list[Column], bool]:
+    """Each file's first position (as ``create_map`` arguments, files in name order),
+    and whether the admitted events' times never decrease in the input order (then no
+    event is late), from one scan of the time column."""
+    time_type = df.schema[columns.time_field].dataType
+    t = F.col(columns.time_field)
+    if _kind(time_type) == "datetime":
+        number, spark_type = F.unix_micros(t.cast("timestamp")), "long"
+    elif isinstance(time_type, _INTEGRAL):
+        number, spark_type = t.cast("long"), "long"
+    else:
+        number, spark_type = t.cast("double"), "double"  # a NaN time is not admitted
+    arrow_type = pa.int64() if spark_type == "long" else pa.float64()
+    ok = admitted_column(df, columns, required)
+    narrow = df.select(
+        F.input_file_name().alias("f"),
+        F.col("_metadata.row_index").alias("r"),
+        F.when(ok, number).alias("t"),
+    )
+    schema = f"f string, r long, n long, first {spark_type}, top {spark_type}, ordered boolean"
+    segments = sorted(
+        narrow.mapInArrow(functools.partial(order_segments, arrow_type), schema).collect(),
+        key=lambda x: (x.f, x.r),
+    )
+    offsets: list[Column] = []
+    total, top, ordered, files = 0, None, True, set()
+    for seg in segments:
+        if seg.f not in files:
+            files.add(seg.f)
+            offsets += [F.lit(seg.f), F.lit(total)]
+        total += seg.n
+        if seg.first is not None:
+            ordered = ordered and seg.ordered and (top is None or seg.first >= top)
+            top = seg.top if top is None else max(top, seg.top)
+    return offsets, ordered
+
+
+def order_segments(
+    time_type: pa.DataType, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """In a Spark worker, over one input partition's rows (file, row index, time of an
+    admitted event or null) in input order: per run of one file, its first row index,
+    its row count, its first and largest time, and whether its times never decrease."""
+    found: list[dict[str, Any]] = []
+    for batch in batches:
+        files = batch.column(0).to_numpy(zero_copy_only=False)
+        rows = batch.column(1).to_numpy()
+        times = batch.column(2)
+        valid = times.is_valid().to_numpy(zero_copy_only=False)
+        values = pc.fill_null(times, 0).to_numpy()
+        cuts = [0, *(np.flatnonzero(files[1:] != files[:-1]) + 1).tolist(), len(files)]
+        for a, b in itertools.pairwise(cuts):
+            if not found or found[-1]["f"] != files[a]:
+                found.append(
+                    dict(f=files[a], r=int(rows[a]), n=0, first=None, top=None, ordered=True)
+                )
+            seg = found[-1]
+            seg["n"] += b - a
+            held = values[a:b][valid[a:b]]
+            if not len(held):
+                continue
+            first, top = held[0].item(), held.max().item()
+            steady = bool(np.all(held[1:] >= held[:-1]))
+            seg["ordered"] = (
+                seg["ordered"] and steady and (seg["top"] is None or first >= seg["top"])
+            )
+            seg["first"] = first if seg["first"] is None else seg["first"]
+            seg["top"] = top if seg["top"] is None else max(seg["top"], top)
+    if found:
+        yield pa.RecordBatch.from_pylist(found, schema=_segment_schema(time_type))
+
+
+def _segment_schema(time_type: pa.DataType) -> pa.Schema:
+    return pa.schema(
+        [
+            ("f", pa.string()),
+            ("r", pa.int64()),
+            ("n", pa.int64()),
+            ("first", time_type),
+            ("top", time_type),
+            ("ordered", pa.bool_()),
+        ]
+    )
 
 
 def _may_be_late(time: Column, seen: Column, time_type: T.DataType, lateness: float) -> Column:
