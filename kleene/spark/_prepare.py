@@ -152,15 +152,8 @@ def with_seen(
     if columns.time_field not in df.columns:
         return df.withColumn(SEEN, F.lit(None))
     admitted = admitted_column(df, columns, required)
-    tagged = df.withColumn("kleene__part", _input_part()).withColumn("kleene__ok", admitted)
-    return seen_within_parts(tagged, columns, df.schema[columns.time_field].dataType)
-
-
-def seen_within_parts(tagged: DataFrame, columns: EventColumns, time_type: T.DataType) -> DataFrame:
-    """``kleene__seen`` for a DataFrame with ``kleene__pos`` and two more columns:
-    ``kleene__part``, a unit of the input order (its positions run in the order of
-    the parts), and ``kleene__ok``, whether the event is admitted."""
     time = F.col(columns.time_field)
+    tagged = df.withColumn("kleene__part", _input_part()).withColumn("kleene__ok", admitted)
     ok_time = F.when(F.col("kleene__ok"), time)
     parts = tagged.groupBy("kleene__part").agg(F.max(ok_time).alias("m"), F.min(POS).alias("first"))
     before: list[Column] = []
@@ -176,7 +169,7 @@ def seen_within_parts(tagged: DataFrame, columns: EventColumns, time_type: T.Dat
     running = F.max(ok_time).over(earlier)
     if before:
         previous = F.element_at(F.create_map(*before), F.col("kleene__part"))
-        running = F.greatest(running, previous.cast(time_type))
+        running = F.greatest(running, previous.cast(df.schema[columns.time_field].dataType))
     seen = F.when(F.col("kleene__ok"), running)
     return tagged.withColumn(SEEN, seen).drop("kleene__part", "kleene__ok")
 

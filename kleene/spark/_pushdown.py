@@ -14,11 +14,12 @@ rest a Filter right above it.
 Dropping events must not change what the others see. Two facts depend on every event:
 its position (the arrival order, and the id of an input without ids) and the latest
 time before it (lateness, :mod:`kleene.spark._prepare`). :func:`prepared_with_pushdown`
-therefore reads a Parquet file scan twice: the kept events whole, the dropped ones as
-(time, admitted) only, numbers each by its file and row index (so positions are those
-of the whole input), computes the latest time over both and then lets only the kept
-events go on. Should a dropped event be late (it would be rejected, with its record),
-one check finds it and the pipeline runs without push-down instead.
+numbers each event by its file and row index, so positions are those of the whole
+input, and first reads the time column once (:func:`order_segments`): only when the
+admitted events' times never decrease in input order, so that no event is late and a
+dropped one can make no other late, does it drop anything. Otherwise the ordinary
+preparation runs (taking the latest time over the dropped events too would cost a
+second window over every event: measured slower than no push-down).
 """
 
 from __future__ import annotations
@@ -38,12 +39,10 @@ from pyspark.sql import types as T
 from kleene.compiler import expr
 from kleene.compiler.pushdown import Pushdown, pushdown
 from kleene.spark import columns as sc
-from kleene.spark._prepare import POS, SEEN, admitted_column, seen_within_parts, with_ids
+from kleene.spark._prepare import POS, SEEN, admitted_column, with_ids
 from kleene.spark._query import QuerySpec
 from kleene.spark._schema import EventColumns
 
-KEPT = "kleene__kept"
-CHUNK = 1 << 20  # rows of one file per unit of the latest-time computation
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 
 
@@ -178,8 +177,8 @@ def _any(parts: list[Column]) -> Column:
 def pushed_preparation(df: DataFrame, spec: QuerySpec) -> DataFrame | None:
     """The prepared input (positions, ids, ``kleene__seen``) of the events the query
     may select, or None when push-down does not apply: the query ignores nothing, its
-    backtrack core sees every event, ``df`` is not a Parquet scan as read, or a dropped
-    event may be late."""
+    backtrack core sees every event, ``df`` is not a Parquet scan as read, or its events
+    are not in time order."""
     q = spec.compile()
     pd = pushdown(q.plan)
     if pd is None or q.config.engine == "backtrack" or not is_parquet_scan(df):
@@ -188,7 +187,7 @@ def pushed_preparation(df: DataFrame, spec: QuerySpec) -> DataFrame | None:
     keep = keep_filter(pd, df.schema, columns)
     if keep is None:
         return None
-    return prepared_with_pushdown(df, keep, columns, q.plan.required, q.config.allowed_lateness)
+    return prepared_with_pushdown(df, keep, columns, q.plan.required)
 
 
 def is_parquet_scan(df: DataFrame) -> bool:
@@ -209,34 +208,18 @@ def prepared_with_pushdown(
     keep: Column,
     columns: EventColumns,
     required: Mapping[str, Sequence[str]],
-    lateness: float,
 ) -> DataFrame | None:
     """``df`` with positions, ids and ``kleene__seen`` as the ordinary preparation gives
-    them, but only the events ``keep`` holds for; None when a dropped event may be late
-    (``lateness``: the allowed lateness in window units)."""
+    them, but only the events ``keep`` holds for; None when the input is not in time
+    order (a dropped event could make a later one late, or be late itself)."""
     offsets, ordered = _file_order(df, columns, required)
-    if not offsets:
+    if not offsets or not ordered:
         return None
     file, row_index = F.input_file_name(), F.col("_metadata.row_index")
     pos = (F.element_at(F.create_map(*offsets), file) + row_index).cast("long")
-    time_type = df.schema[columns.time_field].dataType
-    if ordered:  # no event is late: kleene__seen may stay empty
-        kept = df.filter(keep).select("*", pos.alias(POS), F.lit(None).cast(time_type).alias(SEEN))
-        return with_ids(kept, df, columns)
-    chunk = F.floor(row_index / CHUNK).cast("string")
-    part = F.concat_ws("#", file, F.lpad(chunk, 12, "0"))
-    ok = admitted_column(df, columns, required)
-    tags = [pos.alias(POS), part.alias("kleene__part"), ok.alias("kleene__ok")]
-    kept = df.filter(keep).select("*", *tags, F.lit(True).alias(KEPT))
-    dropped = df.filter(~keep).select(columns.time_field, *tags, F.lit(False).alias(KEPT))
-    both = kept.unionByName(dropped, allowMissingColumns=True)
-    seen = seen_within_parts(both, columns, time_type)
-    may_be_late = _may_be_late(F.col(columns.time_field), F.col(SEEN), time_type, lateness)
-    late = ~F.col(KEPT) & F.coalesce(may_be_late, F.lit(False))
-    if seen.filter(late).limit(1).count():
-        return None
-    out = seen.filter(F.col(KEPT)).drop(KEPT)
-    return with_ids(out, df, columns)
+    no_seen = F.lit(None).cast(df.schema[columns.time_field].dataType)  # no event is late
+    kept = df.filter(keep).select("*", pos.alias(POS), no_seen.alias(SEEN))
+    return with_ids(kept, df, columns)
 
 
 def _file_order(
@@ -324,20 +307,3 @@ def _segment_schema(time_type: pa.DataType) -> pa.Schema:
             ("ordered", pa.bool_()),
         ]
     )
-
-
-def _may_be_late(time: Column, seen: Column, time_type: T.DataType, lateness: float) -> Column:
-    """Where an event may be late (:mod:`kleene.spark._worker` decides): exactly for no
-    allowed lateness, with a margin for rounding otherwise."""
-    if not lateness:
-        return time < seen
-    if _kind(time_type) == "datetime":
-        t, s, allowed = (
-            F.unix_micros(time.cast("timestamp")),
-            F.unix_micros(seen.cast("timestamp")),
-            lateness * 1e6,
-        )
-    else:
-        t, s, allowed = time, seen, lateness
-    margin = 1e-9 * (F.abs(s.cast("double")) + allowed) + 1e-9
-    return t.cast("double") < s.cast("double") - allowed + margin
