@@ -58,7 +58,6 @@ def _input_part() -> Column:
 def with_positions(df: DataFrame, columns: EventColumns) -> DataFrame:
     """``df`` with ``kleene__pos`` (the input order: files by name, each in its row
     order) and an id column."""
-    has_id = columns.id_field in df.columns
     tagged = df.withColumn("kleene__part", _input_part()).withColumn(
         "kleene__mid", F.monotonically_increasing_id()
     )
@@ -74,10 +73,16 @@ def with_positions(df: DataFrame, columns: EventColumns) -> DataFrame:
     out = tagged.withColumn(POS, (F.col("kleene__mid") + shift).cast("long")).drop(
         "kleene__part", "kleene__mid"
     )
-    if not has_id:
-        out = out.withColumn(columns.id_field, F.col(POS))
-    elif _id_nullable_integral(df, columns.id_field):
-        out = out.withColumn(columns.id_field, F.coalesce(F.col(columns.id_field), F.col(POS)))
+    return with_ids(out, df, columns)
+
+
+def with_ids(out: DataFrame, df: DataFrame, columns: EventColumns) -> DataFrame:
+    """``out`` (``df`` with ``kleene__pos``) with an id for every event: the position
+    where ``df`` has no id column or a null integral id."""
+    if columns.id_field not in df.columns:
+        return out.withColumn(columns.id_field, F.col(POS))
+    if _id_nullable_integral(df, columns.id_field):
+        return out.withColumn(columns.id_field, F.coalesce(F.col(columns.id_field), F.col(POS)))
     return out
 
 
@@ -146,7 +151,7 @@ def with_seen(
     """``df`` (not yet shuffled, with ``kleene__pos``) with ``kleene__seen``."""
     if columns.time_field not in df.columns:
         return df.withColumn(SEEN, F.lit(None))
-    admitted = _admitted(df, columns, required)
+    admitted = admitted_column(df, columns, required)
     time = F.col(columns.time_field)
     tagged = df.withColumn("kleene__part", _input_part()).withColumn("kleene__ok", admitted)
     ok_time = F.when(F.col("kleene__ok"), time)
@@ -169,7 +174,7 @@ def with_seen(
     return tagged.withColumn(SEEN, seen).drop("kleene__part", "kleene__ok")
 
 
-def _admitted(
+def admitted_column(
     df: DataFrame, columns: EventColumns, required: Mapping[str, Sequence[str]]
 ) -> Column:
     """Whether the local engine admits the event apart from lateness (see

@@ -63,6 +63,7 @@ from kleene.spark._prepare import (
     with_positions,
     with_seen,
 )
+from kleene.spark._pushdown import pushed_preparation
 from kleene.spark._query import (
     KeyRouting,
     QuerySpec,
@@ -163,6 +164,7 @@ def match(
     slice: int | Literal["auto"] | None = None,
     spark: SparkSession | None = None,
     method: Method = "map",
+    pushdown: bool = True,
     **compile_options: Any,
 ) -> MatchResult:
     """Match ``query`` over the events of ``df`` with Spark; see the module docstring.
@@ -170,6 +172,10 @@ def match(
     ``query`` is query text or a compiled :class:`kleene.Query`; field names default to
     the compiled query's, else ``timestamp``, ``type`` and ``id``; ``compile_options``
     go to :func:`kleene.compile` (strategy, output, max_runs, ...).
+
+    For a Parquet scan as read (``spark.read.parquet(path)``), the events the query
+    provably ignores are dropped in the scan (:mod:`kleene.spark._pushdown`);
+    ``pushdown=False`` reads every event (for comparisons).
 
     ``partition_by`` overrides the inferred partition key (the caller vouches that no
     match mixes its values). ``slice`` (an int) splits each partition's time line into
@@ -196,7 +202,7 @@ def match(
     spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
     columns = spec.columns
     added_id = columns.id_field not in df.columns
-    prepared, routing, group_cols = _prepared(df, q, columns, partition_by)
+    prepared, routing, group_cols = _prepared(df, q, spec, partition_by, pushdown)
     keyed = routing is not None
     prepared, cuts, note = _time_slices(df, prepared, q, columns, slice, spark, keyed)
     group_cols += [SLICE] if cuts else []
@@ -234,14 +240,21 @@ def match(
 
 
 def _prepared(
-    df: DataFrame, q: kleene.Query, columns: EventColumns, partition_by: Sequence[str] | str | None
+    df: DataFrame,
+    q: kleene.Query,
+    spec: QuerySpec,
+    partition_by: Sequence[str] | str | None,
+    pushdown: bool,
 ) -> tuple[DataFrame, KeyRouting | None, list[str]]:
-    """The input with stream positions, the seen flags and the key columns, how events
-    are routed by key, and the columns the groups are formed by."""
+    """The input with stream positions, the seen flags and the key columns (the events
+    the query provably ignores dropped in the scan where ``pushdown`` allows it), how
+    events are routed by key, and the columns the groups are formed by."""
+    columns = spec.columns
     if columns.time_field in df.columns:  # a window's unit needs a known time unit
         q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
-    prepared = with_positions(df, columns)
-    prepared = with_seen(prepared, columns, q.plan.required)
+    prepared = pushed_preparation(df, spec) if pushdown else None
+    if prepared is None:
+        prepared = with_seen(with_positions(df, columns), columns, q.plan.required)
     routing = key_routing(q, partition_by)
     if routing is None:
         return prepared, None, []
