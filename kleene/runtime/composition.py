@@ -42,16 +42,6 @@ from kleene.runtime import snapshot
 from kleene.runtime.config import MatcherConfig
 from kleene.runtime.limits import match_limit
 from kleene.runtime.matcher import Matcher
-from kleene.runtime.snapshot import (
-    fail,
-    fields_of,
-    integer,
-    mapping,
-    number,
-    partition_key,
-    sequence,
-    text,
-)
 from kleene.vocabulary import OutputFormat
 
 RAW, DERIVED = 0, 1
@@ -133,49 +123,53 @@ class _ProgramState:
     def from_data(cls, data: Any, matchers: list[list[Matcher]]) -> _ProgramState:
         """The state of :meth:`to_data`, checked; each branch's matcher state goes to
         its matcher."""
-        statements, stream = fields_of(data, "the program state", "statements", "stream")
+        statements, stream = snapshot.fields_of(data, "the program state", "statements", "stream")
         st = cls([])
         for item, branches in zip(
-            sequence(statements, "the statements", list, len(matchers)), matchers, strict=True
+            snapshot.sequence(statements, "the statements", list, len(matchers)),
+            matchers,
+            strict=True,
         ):
-            states, pending, seen, held, latest, horizon = fields_of(
+            states, pending, seen, held, latest, horizon = snapshot.fields_of(
                 item, "a statement", "matchers", "pending", "seen", "held", "latest", "horizon"
             )
             for d, m in zip(
-                sequence(states, "a union's branches", list, len(branches)), branches, strict=True
+                snapshot.sequence(states, "a union's branches", list, len(branches)),
+                branches,
+                strict=True,
             ):
                 m.restore(d)
-            for entry in sequence(pending, "a statement's held events"):
-                key, rec = sequence(entry, "a held event", tuple, 2)
-                t, kind, *_rest = sequence(key, "a held event's order", tuple)
-                number(t, "a held event's time")
-                integer(kind, "a held event's kind", RAW, DERIVED + 1)
-                mapping(rec, "a held event")
-            for t in mapping(seen, "a union's matches").values():
-                number(t, "a union match's end")
+            for entry in snapshot.sequence(pending, "a statement's held events"):
+                key, rec = snapshot.sequence(entry, "a held event", tuple, 2)
+                t, kind, *_rest = snapshot.sequence(key, "a held event's order", tuple)
+                snapshot.number(t, "a held event's time")
+                snapshot.integer(kind, "a held event's kind", RAW, DERIVED + 1)
+                snapshot.mapping(rec, "a held event")
+            for t in snapshot.mapping(seen, "a union's matches").values():
+                snapshot.number(t, "a union match's end")
             heapq.heapify(pending)
             held_matches = {}
-            for entry in sequence(held, "a union's held matches"):
-                j, m = sequence(entry, "a held match", tuple, 2)
-                integer(j, "a held match's branch", 0, len(branches))
+            for entry in snapshot.sequence(held, "a union's held matches"):
+                j, m = snapshot.sequence(entry, "a held match", tuple, 2)
+                snapshot.integer(j, "a held match's branch", 0, len(branches))
                 found = _match_from_data(m)
                 if found.key() in held_matches:
-                    fail("a union match held twice")
+                    snapshot.fail("a union match held twice")
                 held_matches[found.key()] = (j, read_time(found.end)[0], found)
             st.statements.append(
                 _StatementState(
                     pending,
                     seen,
                     held_matches,
-                    None if latest is None else number(latest, "a union's latest end"),
-                    number(horizon, "a statement's horizon"),
+                    None if latest is None else snapshot.number(latest, "a union's latest end"),
+                    snapshot.number(horizon, "a statement's horizon"),
                 )
             )
-        clock, arrived, scale = sequence(stream, "the program's stream", tuple, 3)
-        st.clock = None if clock is None else number(clock, "the program's clock")
-        st.arrived = integer(arrived, "the program's arrivals", 0)
+        clock, arrived, scale = snapshot.sequence(stream, "the program's stream", tuple, 3)
+        st.clock = None if clock is None else snapshot.number(clock, "the program's clock")
+        st.arrived = snapshot.integer(arrived, "the program's arrivals", 0)
         if scale not in (1, 1_000_000):
-            fail("the program's time scale")
+            snapshot.fail("the program's time scale")
         st.scale = scale
         return st
 
@@ -466,25 +460,27 @@ def _match_data(m: Match) -> Any:
 
 def _match_from_data(data: Any) -> Match:
     """The match of :func:`_match_data`, checked."""
-    variables, positions, start, end, partition, returned = sequence(data, "a held match", tuple, 6)
-    mapping(variables, "a match's variables")
-    if set(mapping(positions, "a match's positions")) != set(variables):
-        fail("a match's positions and variables differ")
+    variables, positions, start, end, partition, returned = snapshot.sequence(
+        data, "a held match", tuple, 6
+    )
+    snapshot.mapping(variables, "a match's variables")
+    if set(snapshot.mapping(positions, "a match's positions")) != set(variables):
+        snapshot.fail("a match's positions and variables differ")
     for var, ids in variables.items():
-        text(var, "a match variable")
-        where = sequence(
+        snapshot.text(var, "a match variable")
+        where = snapshot.sequence(
             positions[var],
             "a variable's positions",
             tuple,
-            len(sequence(ids, "a variable's events", tuple)),
+            len(snapshot.sequence(ids, "a variable's events", tuple)),
         )
         for p in where:
-            integer(p, "a match position", 0)
+            snapshot.integer(p, "a match position", 0)
     if not any(positions.values()):
-        fail("a match without events")
+        snapshot.fail("a match without events")
     for t in (start, end):
         if read_time(t)[0] is None:
-            fail("a match's time")
-    for name in mapping(returned, "a match's values"):
-        text(name, "a returned name")
-    return Match(variables, positions, start, end, partition_key(partition), returned)
+            snapshot.fail("a match's time")
+    for name in snapshot.mapping(returned, "a match's values"):
+        snapshot.text(name, "a returned name")
+    return Match(variables, positions, start, end, snapshot.partition_key(partition), returned)
