@@ -24,7 +24,7 @@ from kleene.errors import (
     line_starts,
     position,
 )
-from kleene.events import EventFields, check_input, time_unit_seconds
+from kleene.events import EventFields, check_input
 from kleene.imprecise import IntervalQuery
 from kleene.lang import ast, parse, validate
 from kleene.match import Match, RejectedEvent
@@ -33,6 +33,7 @@ from kleene.runtime.config import MatcherConfig
 from kleene.runtime.ingest import check_columns, schema_gaps, window_size
 from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
 from kleene.runtime.matcher import Matcher
+from kleene.times import time_unit_seconds
 
 
 @dataclass(frozen=True)

@@ -311,10 +311,8 @@ def sizes(path: Path) -> tuple[int, list[tuple[int, str]]]:
     return len(text.splitlines()), functions
 
 
-def test_runtime_pieces_are_small() -> None:
+def test_pieces_are_small() -> None:
     for name, path in modules().items():
-        if not name.startswith("kleene.runtime"):
-            continue
         lines, functions = sizes(path)
         assert lines <= MAX_MODULE_LINES, f"{name}: {lines} lines"
         long = [f"{f} ({n} lines)" for n, f in functions if n > MAX_FUNCTION_LINES]

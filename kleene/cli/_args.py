@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from kleene.events import TIME_UNITS
 from kleene.io import Format
 from kleene.runtime.limits import DEFAULT_MAX_RUNS
+from kleene.times import TIME_UNITS
 
 FORMATS = [f.value for f in Format]
 RESULT_FORMATS = [Format.JSONL.value, Format.PARQUET.value]

@@ -20,7 +20,7 @@ from kleene.compiler import build_plan
 from kleene.compiler.explain import explain_plan
 from kleene.compiler.plan import Plan
 from kleene.errors import EventError, QueryError, RejectedEventsWarning
-from kleene.events import EventFields, time_unit_seconds
+from kleene.events import EventFields
 from kleene.imprecise.admission import Admission, measured_u_max
 from kleene.imprecise.framework import PointFramework
 from kleene.imprecise.model import IntervalFields, Probability
@@ -29,6 +29,7 @@ from kleene.imprecise.rules import check_interval_query
 from kleene.lang import ast, parse, validate
 from kleene.match import RejectedEvent
 from kleene.runtime.ingest import window_size
+from kleene.times import time_unit_seconds
 
 ENGINES = ("auto", "points")
 E = TypeVar("E", bound=Enum)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from kleene.compiler.plan import Plan
-from kleene.events import MICROS, micros_to_datetime, read_time
+from kleene.events import read_time
 from kleene.match import late_reason
 from kleene.runtime.config import MatcherConfig
 from kleene.runtime.ingest import ReorderBuffer, window_size
+from kleene.times import MICROS, micros_to_datetime
 
 
 class TimeState(Protocol):

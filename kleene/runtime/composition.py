@@ -36,12 +36,13 @@ from typing import Any
 
 from kleene.collapsed import Result
 from kleene.compiler.plan import Plan
-from kleene.events import EventBatch, EventFields, micros_to_datetime, read_batch, read_time
+from kleene.events import EventBatch, EventFields, read_batch, read_time
 from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
 from kleene.runtime.config import MatcherConfig
 from kleene.runtime.limits import match_limit
 from kleene.runtime.matcher import Matcher
+from kleene.times import micros_to_datetime
 from kleene.vocabulary import OutputFormat
 
 RAW, DERIVED = 0, 1

@@ -19,15 +19,7 @@ from typing import Any
 
 from kleene.compiler.plan import Plan
 from kleene.errors import EventError
-from kleene.events import (
-    MICROS,
-    EventBatch,
-    EventFields,
-    is_missing,
-    missing_time_unit,
-    time_unit_seconds,
-    value_kind,
-)
+from kleene.events import EventBatch, EventFields, is_missing, value_kind
 from kleene.runtime.snapshot import (
     Shapes,
     boolean,
@@ -37,6 +29,7 @@ from kleene.runtime.snapshot import (
     optional_number,
     sequence,
 )
+from kleene.times import MICROS, missing_time_unit, time_unit_seconds
 
 USABLE_KINDS = frozenset({"boolean", "number", "string", "datetime"})
 

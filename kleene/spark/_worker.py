@@ -23,12 +23,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kleene.collapsed import CollapsedMatch, Result
-from kleene.events import MICROS, datetime_to_micros, read_time
+from kleene.events import read_time
 from kleene.match import RejectedEvent, late_reason
 from kleene.spark._prepare import INTERNAL_PREFIX, POS, SEEN
 from kleene.spark._query import QuerySpec
 from kleene.spark._rows import RowEncoder, RowLayout
 from kleene.spark._slicing import home_slice
+from kleene.times import MICROS, datetime_to_micros
 
 
 @dataclass(frozen=True)

@@ -171,11 +171,9 @@ def match(
 
     ``query`` is query text or a compiled :class:`kleene.Query`; field names default to
     the compiled query's, else ``timestamp``, ``type`` and ``id``; ``compile_options``
-    go to :func:`kleene.compile` (strategy, output, max_runs, ...).
-
-    For a Parquet scan as read (``spark.read.parquet(path)``), the events the query
-    provably ignores are dropped in the scan (:mod:`kleene.spark._pushdown`);
-    ``pushdown=False`` reads every event (for comparisons).
+    go to :func:`kleene.compile` (strategy, output, max_runs, ...). For a Parquet scan
+    as read, the events the query provably ignores are dropped in the scan
+    (:mod:`kleene.spark._pushdown`); ``pushdown=False`` reads every event.
 
     ``partition_by`` overrides the inferred partition key (the caller vouches that no
     match mixes its values). ``slice`` (an int) splits each partition's time line into
@@ -190,18 +188,16 @@ def match(
     ``Match.ids()`` with the variable columns) and the same rejected events;
     :meth:`MatchResult.collect` gives them as the local engine's objects.
 
-    Every variable column is an ``array`` of event ids, also for single
-    variables. With ``OUTPUT COLLAPSED`` the rows are collapsed results instead (see the
-    module docstring and :meth:`MatchResult.expand`); their ``count`` column sums to the
-    number of matches.
+    Every variable column is an ``array`` of event ids, also for single variables. With
+    ``OUTPUT COLLAPSED`` the rows are collapsed results (see :meth:`MatchResult.expand`);
+    their ``count`` column sums to the number of matches.
     """
     if method not in ("map", "group"):
         raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
     spark = spark if spark is not None else df.sparkSession
     use_this_python(spark)
     spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
-    columns = spec.columns
-    added_id = columns.id_field not in df.columns
+    columns, added_id = spec.columns, spec.columns.id_field not in df.columns
     prepared, routing, group_cols = _prepared(df, q, spec, partition_by, pushdown)
     keyed = routing is not None
     prepared, cuts, note = _time_slices(df, prepared, q, columns, slice, spark, keyed)
@@ -209,9 +205,9 @@ def match(
 
     schema = build_match_schema(q.plan, prepared.schema, columns)
     collapsed = q.output is OutputFormat.COLLAPSED
-    rows: RowLayout = schema
-    if collapsed:
-        rows = build_collapsed_schema(q.plan, prepared.schema, columns)
+    rows: RowLayout = (
+        build_collapsed_schema(q.plan, prepared.schema, columns) if collapsed else schema
+    )
     order = [columns.time_field, POS] if columns.time_field in df.columns else [POS]
 
     def run(worker: GroupMatcher) -> DataFrame:
