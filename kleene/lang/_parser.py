@@ -13,7 +13,7 @@ from importlib import resources
 from lark import Lark, Tree
 from lark.exceptions import UnexpectedInput, VisitError
 
-from kleene.errors import QueryError, QuerySyntaxError, line_starts, position
+from kleene.errors import QueryError, QuerySyntaxError
 from kleene.lang import ast
 from kleene.lang._limits import check_limits
 from kleene.lang._syntax_errors import syntax_error
@@ -73,20 +73,3 @@ def parse(text: str) -> ast.Query:
             text=text,
         )
     return query
-
-
-def strategy_var_spans(text: str) -> list[tuple[str, ast.Span]]:
-    """The names of the strategy's variable list with where each is written in ``text``,
-    in text order; empty when the text has no such list or does not parse."""
-    try:
-        tree = _lark().parse(text)
-    except UnexpectedInput:
-        return []
-    starts = line_starts(text)
-    found = [
-        (str(node.children[0]), ast.Span(*position(text, node.meta.start_pos, starts)))
-        for node in tree.find_pred(
-            lambda t: t.data in ("single_strategy_var", "kleene_strategy_var")
-        )
-    ]
-    return sorted(found, key=lambda item: (item[1].line, item[1].column))

@@ -182,7 +182,10 @@ class AstBuilder(Transformer[Token, ast.Program]):
             seen[keyword] = span
             fields.update(values)
         strategy_list = fields.pop("strategy_list", ())
-        query = ast.Query(pattern=pattern, span=self._span(meta), **fields)
+        spans = tuple(span for _, _, span in strategy_list)
+        query = ast.Query(
+            pattern=pattern, span=self._span(meta), strategy_var_spans=spans, **fields
+        )
         self._check_strategy_list(pattern, strategy_list)
         self._check_equivalences(query)
         return query

@@ -15,7 +15,6 @@ from typing import NoReturn
 
 from kleene.errors import QueryError
 from kleene.lang import ast
-from kleene.lang._parser import strategy_var_spans
 from kleene.lang._printer import expr_to_text
 from kleene.lang._types import kind_of, require_condition
 
@@ -138,8 +137,8 @@ class _Validator:
         names = self.query.strategy_vars
         if names is None:
             return
-        written = strategy_var_spans(self.text) if self.text else []
-        spans = [span for _, span in written] if len(written) == len(names) else []
+        written = self.query.strategy_var_spans
+        spans = list(written) if len(written) == len(names) else []
         seen: set[str] = set()
         for k, name in enumerate(names):
             span = spans[k] if spans else self.query.span

@@ -294,6 +294,8 @@ class Query(Node):
     returns: tuple[ReturnItem, ...] = ()
     output: OutputFormat | None = None
     confidence: Confidence | None = None
+    # where each name of ``strategy_vars`` is written (empty for a query built in code)
+    strategy_var_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)
     _children: ClassVar[tuple[str, ...]] = ("pattern", "where", "within", "returns")
 
 

@@ -219,11 +219,23 @@ def test_without_text_the_error_still_has_line_and_column() -> None:
     assert str(error) == f"line 2, column 7: {error.message}"
 
 
-def test_strategy_list_without_text_points_at_the_query() -> None:
+def test_strategy_list_spans_come_from_the_ast_not_a_second_parse() -> None:
     text = "PATTERN A a\nWHERE skip_till_any_match(a, q) { }"
     with pytest.raises(QueryError, match="unknown variable 'q'") as caught:
-        validate(parse(text))
-    assert (caught.value.line, caught.value.column) == (1, 1)
+        validate(parse(text))  # no text given: the parser recorded where q is written
+    assert (caught.value.line, caught.value.column) == (2, 30)
+
+
+def test_strategy_list_of_a_hand_built_query_points_at_the_query() -> None:
+    query = ast.Query(
+        pattern=ast.Seq((ast.Component("A", "a"),)),
+        strategy=ast.Strategy.SKIP_TILL_ANY_MATCH,
+        strategy_vars=("a", "q"),
+        span=ast.Span(3, 4),
+    )
+    with pytest.raises(QueryError, match="unknown variable 'q'") as caught:
+        validate(query)
+    assert (caught.value.line, caught.value.column) == (3, 4)
 
 
 def test_hand_built_ast_is_checked_too() -> None:
