@@ -92,6 +92,7 @@ class Draft:
     conjuncts: list[Conjunct] = field(default_factory=list)
     used: dict[str, set[str]] = field(default_factory=dict)  # variable -> attributes read
     attributes: tuple[str, ...] = ()  # event tuple layout after (type, timestamp, id)
+    positions: dict[str, int] = field(default_factory=dict)  # attribute -> tuple position
     edges: list[Edge] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
     negated: dict[str, list[ast.Expr]] = field(default_factory=dict)  # negated var -> conjuncts
@@ -115,7 +116,7 @@ class Draft:
 
     def attr_index(self, attr: str) -> int:
         """The position of an attribute in an event tuple (type, timestamp, id, ...)."""
-        return 3 + self.attributes.index(attr)
+        return self.positions[attr]
 
     def slot_code(self, slot: Slot) -> str:
         return f"V[{self.layout.index(slot)}]"
@@ -162,6 +163,7 @@ def event_layout(d: Draft) -> None:
     if d.key is not None:
         key_attrs = {a for cls in d.key.attrs for a in cls.values()} | set(d.key.common)
     d.attributes = tuple(sorted(set().union(*d.used.values()) | key_attrs))
+    d.positions = {attr: 3 + k for k, attr in enumerate(d.attributes)}
 
 
 def nfa_structure(d: Draft) -> None:

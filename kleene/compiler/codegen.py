@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kleene.compiler import expr
@@ -157,7 +158,10 @@ def python_code(node: expr.Expr, place: Callable[[expr.Load], str]) -> str:
             return f"({_number(n.left)} {n.op} {_number(n.right)})"
         assert isinstance(n, expr.Compare)
         if n.ordering:
-            return f"({_ordered(n.left)} {_PY_OPS[n.op]} {_ordered(n.right)})"
+            # the operands of one comparison share a kind group: admission gives both the
+            # same kind, so where neither is known to order, checking one is enough
+            left = emit(n.left) if expr.orderable(n.right) else _ordered(n.left)
+            return f"({left} {_PY_OPS[n.op]} {emit(n.right)})"
         return f"({emit(n.left)} {_PY_OPS[n.op]} {emit(n.right)})"
 
     def _number(n: expr.Expr) -> str:
@@ -180,16 +184,13 @@ def python_code(node: expr.Expr, place: Callable[[expr.Load], str]) -> str:
     return emit(node)
 
 
-def slots_needed(node: ast.Expr, edge_var: str | None, element: str) -> list[Slot]:
-    """The V columns an expression reads when evaluated with ``edge_var``'s event at hand."""
-    found: list[Slot] = []
-
-    def slot_of(slot: Slot) -> str:
-        found.append(slot)
-        return "v"
-
-    expr_code(node, Context(edge_var, element, slot_of, lambda _attr: 0))
-    return found
+@lru_cache(maxsize=4096)
+def slots_needed(node: ast.Expr, edge_var: str | None, element: str) -> tuple[Slot, ...]:
+    """The V columns an expression reads when evaluated with ``edge_var``'s event at
+    hand, in evaluation order (cached: the compiler asks once per pass)."""
+    ctx = Context(edge_var, element, str, lambda _attr: 0)
+    lowered = expr.lower(node, resolver(ctx))
+    return tuple(load.key for load in expr.loads(lowered) if load.source == expr.SLOT)
 
 
 def event_attrs(node: ast.Node, var: str) -> set[str]:
