@@ -5,10 +5,15 @@ event-based framework (section 4), by the query-order method with sorting when e
 event can match one component only (distinct event types), else the any-state method.
 
 ``"auto"`` follows section 5.1's finding that the event-based framework outperforms
-the point-based one, more so as δ = U_max and the pattern length grow (the point-based
-framework has O(δ^l) runs): it picks ``events`` unless there is nothing to gain, i.e.
-the pattern has one component or every event is a point (U_max = 0), where expansion
-adds no points and the point-based framework is the simpler.
+the point-based one, more so as δ and the pattern length grow (the point-based
+framework has O(δ^l) runs), and this implementation's measurements (docs/benchmarks.md,
+``python -m bench.imprecise``): it picks ``events`` unless
+
+* the pattern has one component, or every event is a point (U_max = 0): there is
+  nothing to gain, and the point-based framework is the simpler;
+* skip till next match with U_max <= 2 (δ <= 1): both frameworks then spend their time
+  on the confidence of equations (2)-(4) over the same point matches, and the
+  point-based framework's NELT prunes runs before they complete.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from kleene.compiler.plan import Plan
 from kleene.imprecise.collapse import Threshold
 from kleene.imprecise.events import EventFramework, query_order_applies
 from kleene.imprecise.framework import PointFramework
+from kleene.vocabulary import Strategy
 
 ENGINES = ("auto", "points", "events")
+SMALL_U_MAX = 2  # skip till next match at or below this: points
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,14 @@ def choose(plan: Plan, engine: str, u_max: int | None) -> Choice:
         return Choice("points", None, "auto: a pattern of one component gains nothing")
     if u_max == 0:
         return Choice("points", None, "auto: every event is a point (U_max = 0)")
+    next_match = plan.strategy is Strategy.SKIP_TILL_NEXT_MATCH
+    if next_match and u_max is not None and u_max <= SMALL_U_MAX:
+        return Choice(
+            "points",
+            None,
+            f"auto: skip till next match with small intervals (U_max = {u_max} <= "
+            f"{SMALL_U_MAX}): the NELT of the point-based framework prunes runs early",
+        )
     size = "U_max measured over the input" if u_max is None else f"U_max = {u_max}"
     return Choice(
         "events",

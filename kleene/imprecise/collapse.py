@@ -129,18 +129,18 @@ class Collapser:
         with their components."""
         steps = self.steps
         events = group.events
-        first = group.matches[0]
-        key = first.key
-        vectors = [steps.initial]  # the state vector before each component
-        for j, e in enumerate(events[:-1]):
-            vector = steps.take(j, e.at(first.times[j]), key, vectors[-1])
-            assert vector is not None  # the point match took this edge
-            vectors.append(vector)
+        key = group.matches[0].key
+        vectors = vectors_before(steps, events, key)
         held = {id(e) for e in events}
         matched: dict[int, tuple[IntervalEvent, list[int]]] = {}
         for j in range(1, len(events)):
+            # only an event with a point strictly inside some (t_{j-1}, t_j) matters
+            low = min(pm.times[j - 1] for pm in group.matches)
+            high = max(pm.times[j] for pm in group.matches)
             for x in self.candidates(steps.states[j].event_type):
-                if id(x) not in held and steps.take(j, x.at(x.lower), key, vectors[j]) is not None:
+                if x.upper <= low or x.lower >= high or id(x) in held:
+                    continue
+                if steps.take(j, x.at(x.lower), key, vectors[j]) is not None:
                     matched.setdefault(id(x), (x, []))[1].append(j)
         single: dict[int, list[IntervalEvent]] = {}
         multi = []
@@ -150,6 +150,19 @@ class Collapser:
             else:
                 multi.append((x, components))
         return single, multi
+
+
+def vectors_before(
+    steps: Steps, events: tuple[IntervalEvent, ...], key: tuple[Any, ...]
+) -> list[tuple[Any, ...]]:
+    """The state vector before each component of a match (predicates never read the
+    events' times, so any point of each event gives the same vectors)."""
+    vectors = [steps.initial]
+    for j, e in enumerate(events[:-1]):
+        vector = steps.take(j, e.at(e.lower), key, vectors[-1])
+        assert vector is not None  # the match took this edge
+        vectors.append(vector)
+    return vectors
 
 
 def _total(weights: list[Probability]) -> Probability:

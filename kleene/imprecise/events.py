@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 from kleene.compiler.plan import Plan
 from kleene.imprecise import bounds
-from kleene.imprecise.collapse import Collapser, Group, Threshold, make_result
+from kleene.imprecise.collapse import Collapser, Group, Threshold, make_result, vectors_before
 from kleene.imprecise.confidence import Memo, any_confidence, point_matches
 from kleene.imprecise.model import IntervalEvent
 from kleene.imprecise.ordering import QueryOrder
@@ -59,6 +59,16 @@ class EventRun(NamedTuple):
     done: int
     vector: tuple[Any, ...]
     key: tuple[Any, ...] | None
+
+
+class Signature(NamedTuple):
+    """A complete run under skip till next match, waiting until every event that could
+    fall between its events has arrived (t_emit past its last valid upper bound)."""
+
+    events: tuple[IntervalEvent, ...]
+    valid: tuple[bounds.Interval, ...]
+    vector: tuple[Any, ...]
+    key: Any
 
 
 def query_order_applies(plan: Plan) -> bool:
@@ -87,7 +97,7 @@ class EventFramework:
         self.runs: list[EventRun] = []
         self.memo: Memo = {}
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
-        self.pending: list[Group] = []  # skip till next match: signatures not yet final
+        self.pending: list[Signature] = []  # skip till next match: signatures not yet final
         self.collapser = Collapser(plan, self.steps, window, True, self.candidates, keep)
         self.horizon = None if window is None else 2 * window + u_max + 1
         empty = (None,) * self.length
@@ -124,10 +134,12 @@ class EventFramework:
                 self._select(e, matched, out)
         if t_emit is not None:
             self._prune(t_emit if self.order is None else self.order.earliest(t_emit))
-        ready = [g for g in self.pending if t_emit is None or t_emit > g.due]
+        ready = [g for g in self.pending if t_emit is None or t_emit > g.valid[-1][1]]
         if ready:
-            self.pending = [g for g in self.pending if not (t_emit is None or t_emit > g.due)]
-            out += [r for g in ready if (r := self.collapser.collapse(g)) is not None]
+            self.pending = [
+                g for g in self.pending if not (t_emit is None or t_emit > g.valid[-1][1])
+            ]
+            out += [r for g in ready if (r := self._next_result(g)) is not None]
         if t_emit is not None and self.horizon is not None:
             self._forget(int(t_emit - self.horizon))
         return out
@@ -194,18 +206,53 @@ class EventFramework:
         if valid is None:
             return
         if self.next_match:
-            matches = [
-                PointMatch(events, times, vector, key)
-                for times in point_matches(events, valid, self.window)
-            ]
-            if matches:
-                self.pending.append(Group(events, valid[-1][1], matches))
+            self.pending.append(Signature(events, valid, vector, key))
             return
         if len(self.memo) > _MEMO_LIMIT:
             self.memo.clear()
         found = any_confidence(events, valid, self.window, self.memo)
         if found is not None and self.keep(found[0]):
             out.append(make_result(self.plan, events, vector, found[1], found[2], found[0]))
+
+    def _next_result(self, sig: Signature) -> ImpreciseMatch | None:
+        """Skip till next match: the signature's point matches within its valid
+        intervals, narrowed by the NELTs, weighted by equations (2)-(4)."""
+        valid = self._nelt_bounds(sig)
+        if valid is None:
+            return None
+        matches = [
+            PointMatch(sig.events, times, sig.vector, sig.key)
+            for times in point_matches(sig.events, valid, self.window)
+        ]
+        if not matches:
+            return None
+        return self.collapser.collapse(Group(sig.events, valid[-1][1], matches))
+
+    def _nelt_bounds(self, sig: Signature) -> tuple[bounds.Interval, ...] | None:
+        """The valid intervals lowered by the NELT (section 3, Appendix B.2): an event x
+        that can match component j and starts after e_{j-1}'s valid upper bound lies
+        strictly between t_{j-1} and t_j in every world where t_j > x.upper, so e_j is
+        next only at t_j <= x.upper."""
+        events, key = sig.events, sig.key
+        vectors = vectors_before(self.steps, events, key)
+        valid = list(sig.valid)
+        for j in range(1, len(events)):
+            after = valid[j - 1][1]
+            nelt = valid[j][1]
+            for x in self.candidates(self.plan.states[j].event_type):
+                if (
+                    x.lower > after
+                    and x.upper < nelt
+                    and all(x is not e for e in events)
+                    and self.steps.take(j, x.at(x.lower), key, vectors[j]) is not None
+                ):
+                    nelt = x.upper
+            valid[j] = (valid[j][0], nelt)
+        for j in range(len(valid) - 2, -1, -1):
+            valid[j] = (valid[j][0], min(valid[j][1], valid[j + 1][1] - 1))
+        if any(lo > hi for lo, hi in valid):
+            return None
+        return tuple(valid)
 
     def _prune(self, earliest: int) -> None:
         """Appendix C.2's two pruning rules; ``earliest`` bounds every event still to

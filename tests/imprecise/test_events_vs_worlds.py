@@ -88,3 +88,20 @@ def test_engines_agree_through_the_api_in_floating_point(
         assert [_key(g) for g in got] == [_key(w) for w in want]
         for g, w in zip(got, want, strict=True):
             assert isinstance(g[3], float) and abs(g[3] - w[3]) <= 1e-12
+
+
+def test_an_event_tied_with_the_previous_one_does_not_set_its_nelt() -> None:
+    """x at 0 ties with a at 0, so it is never strictly between a and b at 1: (a, b) and
+    (x, b) both hold in the only world. An NELT taken from events starting at (rather
+    than after) a's valid upper bound would drop both."""
+    events = [
+        {"type": "A", "id": "a", "lower": 0, "upper": 0},
+        {"type": "A", "id": "x", "lower": 0, "upper": 0},
+        {"type": "A", "id": "b", "lower": 1, "upper": 1},
+    ]
+    text = "PATTERN SEQ(A v0, A v1)"
+    want = sorted(expected(text, events, "skip_till_next_match"), key=_key)
+    assert [r[0] for r in want] == [{"v0": ("a",), "v1": ("b",)}, {"v0": ("x",), "v1": ("b",)}]
+    for one_by_one in (False, True):
+        got = run_events(text, events, "skip_till_next_match", "any", one_by_one)
+        assert got == want
