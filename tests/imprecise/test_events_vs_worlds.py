@@ -17,9 +17,6 @@ from kleene.imprecise.events import EventFramework, query_order_applies
 from tests.imprecise.streams import interval_queries, interval_streams
 from tests.imprecise.test_points_vs_worlds import STRATEGIES, _key, expected
 
-# two types make patterns with repeated types (any-state only) and distinct ones
-TWO = ("A", "B")
-
 
 def _method(plan: Any, method: str) -> str:
     return method if method == "any" or query_order_applies(plan) else "any"
@@ -45,32 +42,19 @@ def run_events(
     return sorted(((m.ids(), m.start, m.end, m.confidence, m.values()) for m in found), key=_key)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=240, deadline=None)
 @given(
     interval_queries(),
-    interval_streams(),
+    interval_streams(max_events=6),
     st.sampled_from(STRATEGIES),
     st.sampled_from(("any", "query")),
+    st.booleans(),
 )
 def test_event_based_equals_the_worlds(
-    text: str, events: list[dict[str, Any]], strategy: str, method: str
+    text: str, events: list[dict[str, Any]], strategy: str, method: str, one_by_one: bool
 ) -> None:
     want = sorted(expected(text, events, strategy), key=_key)
-    assert run_events(text, events, strategy, method, one_by_one=False) == want
-
-
-@settings(max_examples=120, deadline=None)
-@given(
-    interval_queries(types=TWO),
-    interval_streams(max_events=6, types=TWO),
-    st.sampled_from(STRATEGIES),
-    st.sampled_from(("any", "query")),
-)
-def test_event_based_one_event_at_a_time(
-    text: str, events: list[dict[str, Any]], strategy: str, method: str
-) -> None:
-    want = sorted(expected(text, events, strategy), key=_key)
-    assert run_events(text, events, strategy, method, one_by_one=True) == want
+    assert run_events(text, events, strategy, method, one_by_one) == want
 
 
 @settings(max_examples=40, deadline=None)
