@@ -34,62 +34,81 @@ def any_confidence(
     memo: Memo,
 ) -> tuple[Probability, int, int] | None:
     """(confidence, first instant, last instant) of the point matches of ``events``
-    with valid intervals ``bounds`` (Algorithm 2), or None when there is none."""
+    whose first event lies in its valid interval ``bounds[0]`` (Algorithm 2), or None
+    when there is none.
+
+    The later events' points are taken from their whole intervals: a point past an
+    event's valid upper bound starts no path that completes, so the tables of a prefix
+    depend on its events and the first point only, and matches sharing a prefix share
+    them. First points t1 whose window t1 + W reaches past the last event's upper bound
+    are not constrained by it: their paths are summed in one table."""
     total: Probability = 0
     start = end = None
     first = events[0]
+    upper = events[-1].upper
+    free: Table = {}
     for t1 in range(bounds[0][0], bounds[0][1] + 1):
         p1 = first.prob(t1)
         if not p1:
             continue
-        last = int(t1 + window) if window is not None else None
-        table = _table(events, bounds, t1, p1, last, memo)
-        if not table:
+        if window is None or t1 + window >= upper:
+            free[t1] = p1
             continue
-        start = t1 if start is None else start
-        high = max(table)
-        end = high if end is None else max(end, high)
-        total += sum(table.values(), start=0)
+        table = _table(events, {t1: p1}, int(t1 + window), memo)
+        if table:
+            start = t1 if start is None else start
+            end = max(table) if end is None else max(end, *table)
+            total += sum(table.values(), start=0)
+    if free:
+        table = _table(events, free, None, memo)
+        if table:
+            reached = next(t1 for t1 in sorted(free) if _reaches(events, t1))
+            start = reached if start is None else min(start, reached)
+            end = max(table) if end is None else max(end, *table)
+            total += sum(table.values(), start=0)
     if start is None or end is None or not total:
         return None
     return total, start, end
 
 
-def _table(
-    events: Sequence[IntervalEvent],
-    bounds: Sequence[Interval],
-    t1: int,
-    p1: Probability,
-    last: int | None,
-    memo: Memo,
-) -> Table:
-    """The paths of all of ``events`` starting at t1, by the point of the last event."""
-    n = len(events)
-    key = (t1, last, *((e.position, b) for e, b in zip(events, bounds, strict=True)))
+def _table(events: Sequence[IntervalEvent], firsts: Table, last: int | None, memo: Memo) -> Table:
+    """The paths through all of ``events`` starting at the points of ``firsts`` (with
+    their probabilities) and ending at or before ``last``, by the point of the last
+    event."""
+    key = (tuple(firsts), last, *(e.position for e in events))
     found = memo.get(key)
     if found is not None:
         return found
-    if n == 1:
-        table: Table = {t1: p1}
+    table: Table = {}
+    if len(events) == 1:
+        table = dict(firsts)
     else:
-        before = _table(events[:-1], bounds[:-1], t1, p1, last, memo)
-        table = {}
+        before = _table(events[:-1], firsts, last, memo)
         if before:
             e = events[-1]
-            low, high = bounds[-1]
-            if last is not None:
-                high = min(high, last)
+            high = e.upper if last is None else min(e.upper, last)
             points = sorted(before)
             sums = list(accumulate(before[s] for s in points))
-            k = 0  # the points of the previous event before t
-            for t in range(max(low, points[0] + 1), high + 1):
-                while k < len(points) and points[k] < t:
+            k, n = 0, len(points)  # k: the points of the previous event before t
+            pmf, base = e.pmf, e.lower
+            for t in range(max(base, points[0] + 1), high + 1):
+                while k < n and points[k] < t:
                     k += 1
-                p = e.prob(t)
-                if p and k:
+                p = pmf[t - base]
+                if p:
                     table[t] = sums[k - 1] * p
     memo[key] = table
     return table
+
+
+def _reaches(events: Sequence[IntervalEvent], t1: int) -> bool:
+    """Whether some path of positive probability starts at t1 (no window)."""
+    t = t1
+    for e in events[1:]:
+        t = next((u for u in range(max(t + 1, e.lower), e.upper + 1) if e.prob(u)), -1)
+        if t < 0:
+            return False
+    return True
 
 
 def point_matches(

@@ -94,8 +94,10 @@ def test_algorithm_2_counts_the_ordered_placements() -> None:
     intervals = list(zip(valid.vlb, valid.vub, strict=True))
     assert any_confidence([a, b, c], intervals, None, {}) == (Fraction(7, 45), 1, 5)
     assert any_confidence([a, b, c], intervals, 3, {}) == (Fraction(5, 45), 1, 5)
-    # a1 at 4 or 5 is in no match: the valid interval [1, 3] already leaves them out
-    assert any_confidence([a, b, c], [(1, 1), (3, 3), (5, 5)], 3, {}) is None
+    # a1 at 4 or 5 starts no match (its valid interval [1, 3] leaves them out)
+    assert any_confidence([a, b, c], [(4, 5), B3, C2], None, {}) is None
+    # a1 at 3 only: (3, 4, 5), 1 of 9 placements of b3 and c2, times P[a1 = 3] = 1/5
+    assert any_confidence([a, b, c], [(3, 3), B3, C2], 3, {}) == (Fraction(1, 45), 3, 5)
 
 
 def _event(position: int, interval: tuple[int, int]) -> kleene.imprecise.IntervalEvent:
