@@ -101,12 +101,15 @@ class EventFramework:
         self.collapser = Collapser(plan, self.steps, window, True, self.candidates, keep)
         self.horizon = None if window is None else 2 * window + u_max + 1
         empty = (None,) * self.length
-        self.start = EventRun(empty, () if self.order else empty, 0, self.steps.initial, None)
+        self.start = EventRun(
+            empty, () if self.order is not None else empty, 0, self.steps.initial, None
+        )
 
     def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
         """Take admitted events; ``now_lower`` is the largest lower bound seen so far."""
-        for e in events:
-            self.seen.setdefault(e.type, []).append(e)
+        if self.next_match:  # the candidates of the NELTs and equations (2)-(4)
+            for e in events:
+                self.seen.setdefault(e.type, []).append(e)
         if now_lower is None:  # nothing admitted yet
             assert not events
             return []
