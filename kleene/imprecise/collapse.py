@@ -76,30 +76,26 @@ class Collapser:
         ready = [k for k, g in self.groups.items() if t_emit is None or t_emit > g.due]
         out = []
         for key in ready:
-            result = self._collapse(self.groups.pop(key))
+            result = self.collapse(self.groups.pop(key))
             if result is not None:
                 out.append(result)
         return out
 
-    def _collapse(self, group: Group) -> ImpreciseMatch | None:
+    def collapse(self, group: Group) -> ImpreciseMatch | None:
+        """The result of a complete group, or None (confidence 0 or under the
+        threshold)."""
         weights = self._next_weights(group) if self.next_match else _any_weights(group)
         confidence = _total(weights)
         if not confidence or not self.keep(confidence):
             return None
         possible = [pm for pm, w in zip(group.matches, weights, strict=True) if w]
-        plan = self.plan
-        names = plan.positive_vars
-        returned: dict[str, Any] = {}
-        if plan.returns is not None:
-            values = plan.returns(group.matches[0].vector)
-            returned = dict(zip(plan.return_names, values, strict=True))
-        return ImpreciseMatch(
-            variables={v: (e.id,) for v, e in zip(names, group.events, strict=True)},
-            positions={v: (e.position,) for v, e in zip(names, group.events, strict=True)},
-            start=min(pm.times[0] for pm in possible),
-            end=max(pm.times[-1] for pm in possible),
-            confidence=confidence,
-            returned=returned,
+        return make_result(
+            self.plan,
+            group.events,
+            group.matches[0].vector,
+            min(pm.times[0] for pm in possible),
+            max(pm.times[-1] for pm in possible),
+            confidence,
         )
 
     def _next_weights(self, group: Group) -> list[Probability]:
@@ -133,18 +129,18 @@ class Collapser:
         with their components."""
         steps = self.steps
         events = group.events
-        first = group.matches[0]
-        key = first.key
-        vectors = [steps.initial]  # the state vector before each component
-        for j, e in enumerate(events[:-1]):
-            vector = steps.take(j, e.at(first.times[j]), key, vectors[-1])
-            assert vector is not None  # the point match took this edge
-            vectors.append(vector)
+        key = group.matches[0].key
+        vectors = vectors_before(steps, events, key)
         held = {id(e) for e in events}
         matched: dict[int, tuple[IntervalEvent, list[int]]] = {}
         for j in range(1, len(events)):
+            # only an event with a point strictly inside some (t_{j-1}, t_j) matters
+            low = min(pm.times[j - 1] for pm in group.matches)
+            high = max(pm.times[j] for pm in group.matches)
             for x in self.candidates(steps.states[j].event_type):
-                if id(x) not in held and steps.take(j, x.at(x.lower), key, vectors[j]) is not None:
+                if x.upper <= low or x.lower >= high or id(x) in held:
+                    continue
+                if steps.take(j, x.at(x.lower), key, vectors[j]) is not None:
                     matched.setdefault(id(x), (x, []))[1].append(j)
         single: dict[int, list[IntervalEvent]] = {}
         multi = []
@@ -154,6 +150,19 @@ class Collapser:
             else:
                 multi.append((x, components))
         return single, multi
+
+
+def vectors_before(
+    steps: Steps, events: tuple[IntervalEvent, ...], key: tuple[Any, ...]
+) -> list[tuple[Any, ...]]:
+    """The state vector before each component of a match (predicates never read the
+    events' times, so any point of each event gives the same vectors)."""
+    vectors = [steps.initial]
+    for j, e in enumerate(events[:-1]):
+        vector = steps.take(j, e.at(e.lower), key, vectors[-1])
+        assert vector is not None  # the match took this edge
+        vectors.append(vector)
+    return vectors
 
 
 def _total(weights: list[Probability]) -> Probability:
@@ -174,3 +183,27 @@ def _point_probability(pm: PointMatch) -> Probability:
     for e, t in zip(pm.events, pm.times, strict=True):
         p *= e.prob(t)
     return p
+
+
+def make_result(
+    plan: Plan,
+    events: tuple[IntervalEvent, ...],
+    vector: tuple[Any, ...],
+    start: int,
+    end: int,
+    confidence: Probability,
+) -> ImpreciseMatch:
+    """The result of a signature: its events per variable, the RETURN values computed
+    on the match's state vector, the time range and the confidence."""
+    returned: dict[str, Any] = {}
+    if plan.returns is not None:
+        returned = dict(zip(plan.return_names, plan.returns(vector), strict=True))
+    names = plan.positive_vars
+    return ImpreciseMatch(
+        variables={v: (e.id,) for v, e in zip(names, events, strict=True)},
+        positions={v: (e.position,) for v, e in zip(names, events, strict=True)},
+        start=start,
+        end=end,
+        confidence=confidence,
+        returned=returned,
+    )

@@ -93,11 +93,11 @@ class IntervalEvent:
             s, e = hits[0]
             return sum(pmf[: s - lo], start=0) + sum(pmf[e - lo + 1 :], start=0)
         total: Probability = 0
-        for k, p in enumerate(pmf):
-            t = lo + k
-            if not any(s <= t <= e for s, e in hits):
-                total += p
-        return total
+        at = lo  # the first point not yet summed or covered
+        for s, e in sorted(hits):
+            total += sum(pmf[at - lo : s - lo], start=0)
+            at = max(at, e + 1)
+        return total + sum(pmf[at - lo :], start=0)
 
 
 def uniform(n: int, exact: bool) -> tuple[Probability, ...]:

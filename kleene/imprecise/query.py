@@ -4,7 +4,8 @@ time="interval", ...)`` (VLDB 2010).
 The query text is the SASE+ language with an optional ``CONFIDENCE > x`` clause; it
 compiles to the same plan as a point-event query (kleene.compiler), checked by the
 rules of :mod:`kleene.imprecise.rules`. Events are admitted by
-:mod:`kleene.imprecise.admission` and matched by the point-based framework.
+:mod:`kleene.imprecise.admission` and matched by the point-based or the event-based
+framework (:mod:`kleene.imprecise.choice`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from kleene.compiler.plan import Plan
 from kleene.errors import EventError, QueryError, RejectedEventsWarning
 from kleene.events import EventFields
 from kleene.imprecise.admission import Admission, measured_u_max
-from kleene.imprecise.framework import PointFramework
+from kleene.imprecise.choice import ENGINES, Choice, choose, framework
 from kleene.imprecise.model import IntervalFields, Probability
 from kleene.imprecise.result import ImpreciseMatch, result_order
 from kleene.imprecise.rules import check_interval_query
@@ -31,7 +32,6 @@ from kleene.match import RejectedEvent
 from kleene.runtime.ingest import window_size
 from kleene.times import time_unit_seconds
 
-ENGINES = ("auto", "points")
 E = TypeVar("E", bound=Enum)
 
 
@@ -57,7 +57,9 @@ class IntervalQuery:
       are rejected); measured over the input when not given;
     * ``confidence``: keep results with confidence above it (replaces the query's
       CONFIDENCE clause);
-    * ``exact``: uniform probabilities as fractions.
+    * ``exact``: uniform probabilities as fractions;
+    * ``engine``: "points" (the point-based framework), "events" (the event-based
+      framework) or "auto" (kleene.imprecise.choice; :meth:`explain` says which, why).
     """
 
     def __init__(
@@ -94,7 +96,7 @@ class IntervalQuery:
                 f"unknown engine {engine!r} for interval events; expected one of: "
                 + ", ".join(ENGINES)
             )
-        self.engine = "points"
+        self.engine_option = engine
         self.fields = EventFields(type_field, time_field, id_field)
         self.interval = IntervalFields(
             lower_field, upper_field, _margins(uncertainty), pmf_field, _u_max(u_max), exact
@@ -121,13 +123,11 @@ class IntervalQuery:
         admission = Admission(self.plan, self.fields, self.interval)
         admitted = admission.admit(events)
         u_max = self.interval.u_max
-        framework = PointFramework(
-            self.plan,
-            self.window,
-            measured_u_max(admitted) if u_max is None else u_max,
-            self.keep,
-        )
-        found = framework.push(admitted, admission.now_lower) + framework.flush()
+        if u_max is None:
+            u_max = measured_u_max(admitted)
+        chosen = choose(self.plan, self.engine_option, u_max)
+        evaluator = framework(self.plan, chosen, self.window, u_max, self.keep)
+        found = evaluator.push(admitted, admission.now_lower) + evaluator.flush()
         found.sort(key=result_order)
         return IntervalRunResult(found, admission.rejected)
 
@@ -147,6 +147,16 @@ class IntervalQuery:
             )
         return result.matches
 
+    @property
+    def engine(self) -> str:
+        """The framework chosen before any input: "points" or "events" (with
+        ``engine="auto"`` and U_max not declared, a measured U_max of 0 picks points)."""
+        return self.choice().engine
+
+    def choice(self) -> Choice:
+        """The framework and method for this query, and why (kleene.imprecise.choice)."""
+        return choose(self.plan, self.engine_option, self.interval.u_max)
+
     def explain(self) -> str:
         """The framework, the interval model and the compiled automaton."""
         spec = self.interval
@@ -160,10 +170,7 @@ class IntervalQuery:
             + source
             + ", U_max "
             + ("measured over the input" if spec.u_max is None else str(spec.u_max)),
-            "engine: points (the point-based framework of VLDB 2010, section 3: stream "
-            "expansion, skip till any match over points"
-            + (", NELT" if self.strategy is ast.Strategy.SKIP_TILL_NEXT_MATCH else "")
-            + ", match collapsing)",
+            "engine: " + self.choice().describe(),
         ]
         return "\n".join(lines) + "\n" + explain_plan(self.plan)
 

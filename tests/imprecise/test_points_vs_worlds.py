@@ -24,7 +24,7 @@ def expected(text: str, events: list[dict[str, Any]], strategy: str) -> list[tup
 
 
 def framework(text: str, events: list[dict[str, Any]], strategy: str, exact: bool) -> list[Any]:
-    q = kleene.compile(text, time="interval", strategy=strategy, exact=exact)
+    q = kleene.compile(text, time="interval", strategy=strategy, exact=exact, engine="points")
     found = q.run(events)
     return [(m.ids(), m.start, m.end, m.confidence, m.values()) for m in found]
 

@@ -26,7 +26,7 @@ def confidences(text: str, **options: object) -> list[Fraction]:
 
 def test_compile_dispatches_on_the_time_model() -> None:
     q = kleene.compile("PATTERN SEQ(A a, B b)", time="interval")
-    assert isinstance(q, IntervalQuery) and "point-based framework" in q.explain()
+    assert isinstance(q, IntervalQuery) and "event-based framework" in q.explain()
     assert isinstance(kleene.compile("PATTERN SEQ(A a, B b)"), kleene.Query)
     with pytest.raises(kleene.QueryError, match="unknown time model 'fuzzy'"):
         kleene.compile("PATTERN SEQ(A a, B b)", time="fuzzy")

@@ -1,0 +1,94 @@
+"""Which framework evaluates a query over interval events (VLDB 2010, sections 3-5).
+
+``engine="points"``: the point-based framework (section 3); ``"events"``: the
+event-based framework (section 4), by the query-order method with sorting when every
+event can match one component only (distinct event types), else the any-state method.
+
+``"auto"`` follows section 5.1's finding that the event-based framework outperforms
+the point-based one, more so as δ and the pattern length grow (the point-based
+framework has O(δ^l) runs), and this implementation's measurements (docs/benchmarks.md,
+``python -m bench.imprecise``): it picks ``events`` unless
+
+* the pattern has one component, or every event is a point (U_max = 0): there is
+  nothing to gain, and the point-based framework is the simpler;
+* skip till next match with U_max <= 2 (δ <= 1): both frameworks then spend their time
+  on the confidence of equations (2)-(4) over the same point matches, and the
+  point-based framework's NELT prunes runs before they complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kleene.compiler.plan import Plan
+from kleene.imprecise.collapse import Threshold
+from kleene.imprecise.events import EventFramework, query_order_applies
+from kleene.imprecise.framework import PointFramework
+from kleene.vocabulary import Strategy
+
+ENGINES = ("auto", "points", "events")
+SMALL_U_MAX = 2  # skip till next match at or below this: points
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The framework and method chosen, and why."""
+
+    engine: str  # "points" or "events"
+    method: str | None  # the event-based method: "query" or "any"
+    reason: str
+
+    def describe(self) -> str:
+        if self.engine == "points":
+            what = "points (the point-based framework of VLDB 2010, section 3)"
+        elif self.method == "query":
+            what = (
+                "events (the event-based framework of VLDB 2010, section 4: query-order "
+                "method with sorting, 4.1 and C.3)"
+            )
+        else:
+            what = "events (the event-based framework of VLDB 2010, section 4: any-state method)"
+        return f"{what}: {self.reason}"
+
+
+def choose(plan: Plan, engine: str, u_max: int | None) -> Choice:
+    """The framework for ``plan``; ``u_max`` None when not yet known (measured later)."""
+    length = len(plan.states)
+    if engine == "points":
+        return Choice("points", None, "asked for")
+    method = "query" if query_order_applies(plan) else "any"
+    order = (
+        "each event matches one component at most, so events can be sorted into query order"
+        if method == "query"
+        else "an event type is used by several components, so any-state evaluation"
+    )
+    if engine == "events":
+        return Choice("events", method, f"asked for; {order}")
+    if length == 1:
+        return Choice("points", None, "auto: a pattern of one component gains nothing")
+    if u_max == 0:
+        return Choice("points", None, "auto: every event is a point (U_max = 0)")
+    next_match = plan.strategy is Strategy.SKIP_TILL_NEXT_MATCH
+    if next_match and u_max is not None and u_max <= SMALL_U_MAX:
+        return Choice(
+            "points",
+            None,
+            f"auto: skip till next match with small intervals (U_max = {u_max} <= "
+            f"{SMALL_U_MAX}): the NELT of the point-based framework prunes runs early",
+        )
+    size = "U_max measured over the input" if u_max is None else f"U_max = {u_max}"
+    return Choice(
+        "events",
+        method,
+        f"auto: {size}, pattern length {length}: the event-based framework does not "
+        f"enumerate points (section 5.1); {order}",
+    )
+
+
+def framework(
+    plan: Plan, choice: Choice, window: float | None, u_max: int, keep: Threshold
+) -> PointFramework | EventFramework:
+    """The chosen framework, ready for admitted events."""
+    if choice.engine == "points":
+        return PointFramework(plan, window, u_max, keep)
+    return EventFramework(plan, window, u_max, keep, choice.method or "any")

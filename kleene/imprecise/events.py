@@ -1,0 +1,284 @@
+"""The event-based evaluation framework (VLDB 2010, section 4 and Appendix C): runs
+select whole interval events, never their points, keeping each selected event's valid
+interval (:mod:`kleene.imprecise.bounds`).
+
+Two methods:
+
+* ``"query"``, the query-order method (section 4.1, one pass as in Appendix C.1): runs
+  are prefixes of the pattern and events are presented in query order by the sorting of
+  Appendix C.3 (:mod:`kleene.imprecise.ordering`). Applies when each event can match one
+  component only, i.e. the components' event types differ.
+* ``"any"``, the any-state method (section 4.2, Appendix C.2): events in arrival order;
+  an event may start a run at any component and a run clones itself to select it into
+  any of its unmatched components.
+
+Predicates are those of the compiled plan: an event must pass the single-event
+properties of a component to be selected there (:mod:`kleene.imprecise.properties`),
+and the plan's edges, which relate it to the earlier variables, run in pattern order as
+soon as the components before it are matched (Appendix C.2, step 1). Times are never
+read: queries over intervals cannot refer to them (:mod:`kleene.imprecise.rules`).
+
+Runs are pruned by both rules of Appendix C.2, with t_emit = now.lower - U_max the
+earliest instant of an unseen event: a run whose smallest valid upper bound plus W is
+before t_emit (its time to live has passed), and one with a matched component j whose
+predecessor j-1 is unmatched while e_j.upper < t_emit (nothing can come before it).
+
+A complete run is a signature. Skip till any match: its confidence by Algorithm 2
+(:mod:`kleene.imprecise.confidence`), emitted at once. Skip till next match: its point
+matches within the valid intervals, weighted by the point-based equations (2)-(4) once
+every event that could fall between them has arrived (t_emit past the last valid upper
+bound).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from kleene.compiler.plan import Plan
+from kleene.imprecise import bounds
+from kleene.imprecise.collapse import Collapser, Group, Threshold, make_result, vectors_before
+from kleene.imprecise.confidence import Memo, any_confidence, point_matches
+from kleene.imprecise.model import IntervalEvent
+from kleene.imprecise.ordering import QueryOrder
+from kleene.imprecise.points import PointMatch, Steps
+from kleene.imprecise.properties import Components
+from kleene.imprecise.result import ImpreciseMatch
+from kleene.vocabulary import Strategy
+
+METHODS = ("any", "query")
+_MEMO_LIMIT = 100_000
+
+
+class EventRun(NamedTuple):
+    """A run: the event selected per component (None where unmatched; a prefix only
+    under the query-order method), their valid intervals, how many leading components
+    have passed the plan's edges, the state vector after them and the run's key."""
+
+    events: tuple[IntervalEvent | None, ...]
+    slots: bounds.Slots
+    done: int
+    vector: tuple[Any, ...]
+    key: tuple[Any, ...] | None
+
+
+class Signature(NamedTuple):
+    """A complete run under skip till next match, waiting until every event that could
+    fall between its events has arrived (t_emit past its last valid upper bound)."""
+
+    events: tuple[IntervalEvent, ...]
+    valid: tuple[bounds.Interval, ...]
+    vector: tuple[Any, ...]
+    key: Any
+
+
+def query_order_applies(plan: Plan) -> bool:
+    """Whether every event can match one component at most (distinct event types)."""
+    types = [s.event_type for s in plan.states]
+    return len(set(types)) == len(types)
+
+
+class EventFramework:
+    """Admitted interval events in, results out as soon as they are final."""
+
+    def __init__(
+        self, plan: Plan, window: float | None, u_max: int, keep: Threshold, method: str = "any"
+    ) -> None:
+        if method not in METHODS or (method == "query" and not query_order_applies(plan)):
+            raise ValueError(f"method {method!r} does not apply to this plan")
+        self.plan = plan
+        self.window = window
+        self.u_max = u_max
+        self.keep = keep
+        self.steps = Steps(plan)
+        self.length = len(plan.states)
+        self.components = Components(plan)
+        self.order = QueryOrder(self.length) if method == "query" else None
+        self.next_match = plan.strategy is Strategy.SKIP_TILL_NEXT_MATCH
+        self.runs: list[EventRun] = []
+        self.memo: Memo = {}
+        self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
+        self.pending: list[Signature] = []  # skip till next match: signatures not yet final
+        self.collapser = Collapser(plan, self.steps, window, True, self.candidates, keep)
+        self.horizon = None if window is None else 2 * window + u_max + 1
+        empty = (None,) * self.length
+        self.start = EventRun(
+            empty, () if self.order is not None else empty, 0, self.steps.initial, None
+        )
+
+    def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
+        """Take admitted events; ``now_lower`` is the largest lower bound seen so far."""
+        if self.next_match:  # the candidates of the NELTs and equations (2)-(4)
+            for e in events:
+                self.seen.setdefault(e.type, []).append(e)
+        if now_lower is None:  # nothing admitted yet
+            assert not events
+            return []
+        return self._advance(events, now_lower - self.u_max)
+
+    def flush(self) -> list[ImpreciseMatch]:
+        """The end of the stream: every buffered event and pending result."""
+        out = self._advance([], None)
+        self.runs = []
+        return out
+
+    def candidates(self, etype: Any) -> list[IntervalEvent]:
+        """The arrived events of a type (for the confidence of skip till next match)."""
+        return self.seen.get(etype, [])
+
+    def _advance(self, events: list[IntervalEvent], t_emit: int | None) -> list[ImpreciseMatch]:
+        components = self.components.of(events)
+        if self.order is not None:
+            presented = self.order.add(events, components, t_emit)
+        else:
+            presented = list(zip(events, components, strict=True))
+        out: list[ImpreciseMatch] = []
+        for e, matched in presented:
+            if matched:
+                self._select(e, matched, out)
+        if t_emit is not None:
+            self._prune(t_emit if self.order is None else self.order.earliest(t_emit))
+        ready = [g for g in self.pending if t_emit is None or t_emit > g.valid[-1][1]]
+        if ready:
+            self.pending = [
+                g for g in self.pending if not (t_emit is None or t_emit > g.valid[-1][1])
+            ]
+            out += [r for g in ready if (r := self._next_result(g)) is not None]
+        if t_emit is not None and self.horizon is not None:
+            self._forget(int(t_emit - self.horizon))
+        return out
+
+    def _select(self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch]) -> None:
+        """Clone every run that can select ``e`` (the original run skips it), and start
+        new runs with it."""
+        point = e.at(e.lower)
+        key = self.steps.key(point)
+        if key is None:
+            return
+        grown = []
+        for run in [*self.runs, self.start]:
+            if run.key is not None and run.key != key:
+                continue
+            if self.order is not None:
+                targets = [run.done] if run.done in matched else []
+            else:
+                targets = [j for j in matched if run.events[j] is None]
+            if not targets or any(x is e for x in run.events):
+                continue
+            for j in targets:
+                new = self._take(run, e, j, key, out)
+                if new is not None:
+                    grown.append(new)
+        self.runs += grown
+
+    def _take(
+        self, run: EventRun, e: IntervalEvent, j: int, key: Any, out: list[ImpreciseMatch]
+    ) -> EventRun | None:
+        """The run after selecting ``e`` for component j (None when it cannot, or when
+        the run completes)."""
+        interval = (e.lower, e.upper)
+        if self.order is not None:
+            slots = bounds.extend(run.slots, interval, self.window)
+        else:
+            slots = bounds.place(run.slots, j, interval, self.window)
+        if slots is None:
+            return None
+        events = list(run.events)
+        events[j] = e
+        done, vector = run.done, run.vector
+        while done < self.length and events[done] is not None:
+            x = events[done]
+            assert x is not None
+            after = self.steps.take(done, x.at(x.lower), key, vector)
+            if after is None:
+                return None
+            done, vector = done + 1, after
+        if done < self.length:
+            return EventRun(tuple(events), slots, done, vector, key)
+        self._complete(tuple(events), slots, vector, key, out)  # type: ignore[arg-type]
+        return None
+
+    def _complete(
+        self,
+        events: tuple[IntervalEvent, ...],
+        slots: bounds.Slots,
+        vector: tuple[Any, ...],
+        key: Any,
+        out: list[ImpreciseMatch],
+    ) -> None:
+        valid = bounds.finish(slots, self.window)
+        if valid is None:
+            return
+        if self.next_match:
+            self.pending.append(Signature(events, valid, vector, key))
+            return
+        if len(self.memo) > _MEMO_LIMIT:
+            self.memo.clear()
+        found = any_confidence(events, valid, self.window, self.memo)
+        if found is not None and self.keep(found[0]):
+            out.append(make_result(self.plan, events, vector, found[1], found[2], found[0]))
+
+    def _next_result(self, sig: Signature) -> ImpreciseMatch | None:
+        """Skip till next match: the signature's point matches within its valid
+        intervals, narrowed by the NELTs, weighted by equations (2)-(4)."""
+        valid = self._nelt_bounds(sig)
+        if valid is None:
+            return None
+        matches = [
+            PointMatch(sig.events, times, sig.vector, sig.key)
+            for times in point_matches(sig.events, valid, self.window)
+        ]
+        if not matches:
+            return None
+        return self.collapser.collapse(Group(sig.events, valid[-1][1], matches))
+
+    def _nelt_bounds(self, sig: Signature) -> tuple[bounds.Interval, ...] | None:
+        """The valid intervals lowered by the NELT (section 3, Appendix B.2): an event x
+        that can match component j and starts after e_{j-1}'s valid upper bound lies
+        strictly between t_{j-1} and t_j in every world where t_j > x.upper, so e_j is
+        next only at t_j <= x.upper."""
+        events, key = sig.events, sig.key
+        vectors = vectors_before(self.steps, events, key)
+        valid = list(sig.valid)
+        for j in range(1, len(events)):
+            after = valid[j - 1][1]
+            nelt = valid[j][1]
+            for x in self.candidates(self.plan.states[j].event_type):
+                if (
+                    x.lower > after
+                    and x.upper < nelt
+                    and all(x is not e for e in events)
+                    and self.steps.take(j, x.at(x.lower), key, vectors[j]) is not None
+                ):
+                    nelt = x.upper
+            valid[j] = (valid[j][0], nelt)
+        for j in range(len(valid) - 2, -1, -1):
+            valid[j] = (valid[j][0], min(valid[j][1], valid[j + 1][1] - 1))
+        if any(lo > hi for lo, hi in valid):
+            return None
+        return tuple(valid)
+
+    def _prune(self, earliest: int) -> None:
+        """Appendix C.2's two pruning rules; ``earliest`` bounds every event still to
+        come."""
+        window = self.window
+        kept = []
+        for run in self.runs:
+            if window is not None:
+                ttl = min(s[1] for s in run.slots if s is not None) + window
+                if ttl < earliest:
+                    continue
+            events = run.events
+            if any(
+                x is not None and events[j - 1] is None and x.upper < earliest
+                for j, x in enumerate(events)
+                if j
+            ):
+                continue
+            kept.append(run)
+        self.runs = kept
+
+    def _forget(self, before: int) -> None:
+        """Drop the arrived events no pending or future signature can be spoiled by."""
+        for etype, events in self.seen.items():
+            if events and events[0].upper < before:
+                self.seen[etype] = [e for e in events if e.upper >= before]
