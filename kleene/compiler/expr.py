@@ -52,13 +52,14 @@ class Kind(Enum):
 
 
 class Expr:
-    """An IR node. ``kind`` is the node's static kind."""
+    """An IR node. ``kind`` is the node's static kind: ``result`` for an operator."""
 
     __slots__ = ()
+    result: ClassVar[Kind] = Kind.BOOLEAN
 
     @property
     def kind(self) -> Kind:
-        raise NotImplementedError
+        return self.result
 
     def children(self) -> tuple[Expr, ...]:
         return ()
@@ -114,11 +115,6 @@ class Binary(Expr):
     op: str
     left: Expr
     right: Expr
-    result: ClassVar[Kind] = Kind.BOOLEAN
-
-    @property
-    def kind(self) -> Kind:
-        return self.result
 
     def children(self) -> tuple[Expr, ...]:
         return (self.left, self.right)
@@ -129,11 +125,6 @@ class Unary(Expr):
     """An operator node with one operand."""
 
     operand: Expr
-    result: ClassVar[Kind] = Kind.BOOLEAN
-
-    @property
-    def kind(self) -> Kind:
-        return self.result
 
     def children(self) -> tuple[Expr, ...]:
         return (self.operand,)
