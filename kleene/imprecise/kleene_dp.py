@@ -123,15 +123,14 @@ class KleeneFramework:
         for times, p in worlds:
             floor = max((times[n] for n in earlier), default=None)
             taken = {times[n] for n in same}
-            low = min(times, default=None)
-            high = max(times, default=None)
+            low = min(times, default=e.lower)
+            high = max(times, default=e.upper)
             for offset, q in enumerate(e.pmf):
                 t = e.lower + offset
                 if not q or (floor is not None and t <= floor) or t in taken:
                     continue
-                if self.window is not None and low is not None:
-                    if max(high, t) - min(low, t) > self.window:  # type: ignore[type-var]
-                        continue
+                if times and self.window is not None and max(high, t) - min(low, t) > self.window:
+                    continue
                 out.append(((*times, t), p * q))
         return out
 
@@ -182,7 +181,7 @@ class KleeneFramework:
             if vector is None:
                 return None
             j = state.then
-        if j is not None:
+        if j is not None and vector is not None:
             head = states[j]
             if head.kind != "rest" or head.exit is not None or head.proceed is None:
                 return None
