@@ -14,6 +14,9 @@ framework has O(δ^l) runs), and this implementation's measurements (docs/benchm
 * skip till next match with U_max <= 2 (δ <= 1): both frameworks then spend their time
   on the confidence of equations (2)-(4) over the same point matches, and the
   point-based framework's NELT prunes runs before they complete.
+
+A pattern with Kleene closure is evaluated by :mod:`kleene.imprecise.kleene_dp` (SASE++
+section 4 and Algorithm 1), whatever the engine option.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from kleene.compiler.plan import Plan
 from kleene.imprecise.collapse import Threshold
 from kleene.imprecise.events import EventFramework, query_order_applies
 from kleene.imprecise.framework import PointFramework
+from kleene.imprecise.kleene_dp import KleeneFramework
 from kleene.vocabulary import Strategy
 
 ENGINES = ("auto", "points", "events")
@@ -34,12 +38,14 @@ SMALL_U_MAX = 2  # skip till next match at or below this: points
 class Choice:
     """The framework and method chosen, and why."""
 
-    engine: str  # "points" or "events"
+    engine: str  # "points", "events" or "kleene"
     method: str | None  # the event-based method: "query" or "any"
     reason: str
 
     def describe(self) -> str:
-        if self.engine == "points":
+        if self.engine == "kleene":
+            what = "kleene (Kleene closure over intervals, SASE++ section 4 and Algorithm 1)"
+        elif self.engine == "points":
             what = "points (the point-based framework of VLDB 2010, section 3)"
         elif self.method == "query":
             what = (
@@ -54,6 +60,8 @@ class Choice:
 def choose(plan: Plan, engine: str, u_max: int | None) -> Choice:
     """The framework for ``plan``; ``u_max`` None when not yet known (measured later)."""
     length = len(plan.states)
+    if plan.kleene_vars:
+        return Choice("kleene", None, "the pattern has Kleene closure")
     if engine == "points":
         return Choice("points", None, "asked for")
     method = "query" if query_order_applies(plan) else "any"
@@ -87,8 +95,10 @@ def choose(plan: Plan, engine: str, u_max: int | None) -> Choice:
 
 def framework(
     plan: Plan, choice: Choice, window: float | None, u_max: int, keep: Threshold
-) -> PointFramework | EventFramework:
+) -> PointFramework | EventFramework | KleeneFramework:
     """The chosen framework, ready for admitted events."""
+    if choice.engine == "kleene":
+        return KleeneFramework(plan, window, keep)
     if choice.engine == "points":
         return PointFramework(plan, window, u_max, keep)
     return EventFramework(plan, window, u_max, keep, choice.method or "any")

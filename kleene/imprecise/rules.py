@@ -3,8 +3,9 @@ on the AST with the line and column of the offending clause.
 
 Supported: SEQ patterns of single variables, WHERE predicates (equivalence tests
 included), WITHIN, RETURN, CONFIDENCE, under skip till any match or skip till next
-match (section 2.1). Not (yet): Kleene closure over intervals (SASE++ section 4, a later
-step), negation and the contiguity strategies (the paper does not define them), the
+match (section 2.1), and Kleene closure under skip till any match (SASE++ section 4,
+:mod:`kleene.imprecise.kleene_dp`). Not (yet): Kleene closure under skip till next
+match, negation and the contiguity strategies (the paper does not define them), the
 output formats other than all, and references to ``timestamp``: an interval event has
 no single time, only its interval.
 """
@@ -36,9 +37,10 @@ def check_interval_query(
     for c in query.pattern.components:
         if c.negated:
             _fail(f"negation ({c.var}) is not supported over interval events yet", c.span, text)
-        if c.kleene:
+        if c.kleene and strategy is not ast.Strategy.SKIP_TILL_ANY_MATCH:
             _fail(
-                f"Kleene closure ({c.var}) is not supported over interval events yet",
+                f"Kleene closure ({c.var}) over interval events is supported under "
+                "skip_till_any_match only (SASE++ section 4)",
                 c.span,
                 text,
             )

@@ -20,6 +20,8 @@ Readings taken (the frameworks of :mod:`kleene.imprecise` must agree):
   produces a match when some ordering of its ties does (under skip till any match the
   ordering does not matter; under skip till next match, several events at the first
   instant after the last selected one can each be the next, Appendix B.2).
+* A Kleene variable's events are at distinct instants (strictly increasing within it);
+  its signature is the set of its events, listed in arrival order.
 * The window is the point-event one (last time minus first time at most W), applied in
   each world.
 """
@@ -51,11 +53,25 @@ class WorldsResult:
 
 
 def strictly_ordered(query: ast.Query) -> ast.Query:
-    """The query with ``v.timestamp > u.timestamp`` for adjacent positive variables."""
-    variables = [c.var for c in query.pattern.positive]
+    """The query with ``v.timestamp > u.timestamp`` for adjacent positive variables (a
+    Kleene variable's first element after the previous variable, its last before the
+    next, and ``b[i].timestamp > b[i-1].timestamp`` within it)."""
+    positive = query.pattern.positive
+    kleene = {c.var for c in positive if c.kleene}
+
+    def at(var: str, index: ast.IndexKind) -> ast.AttrRef:
+        return ast.AttrRef(var, "timestamp", index if var in kleene else None)
+
     extra = tuple(
-        ast.Binary(ast.BinOp.GT, ast.AttrRef(v, "timestamp"), ast.AttrRef(u, "timestamp"))
-        for u, v in pairwise(variables)
+        ast.Binary(ast.BinOp.GT, at(v.var, ast.IndexKind.FIRST), at(u.var, ast.IndexKind.LAST))
+        for u, v in pairwise(positive)
+    ) + tuple(
+        ast.Binary(
+            ast.BinOp.GT,
+            ast.AttrRef(v, "timestamp", ast.IndexKind.CURRENT),
+            ast.AttrRef(v, "timestamp", ast.IndexKind.PREVIOUS),
+        )
+        for v in sorted(kleene)
     )
     return ast.Query(
         pattern=query.pattern,
@@ -116,10 +132,11 @@ def evaluate_worlds(
         for _, p in world:
             probability *= p
         found: set[Signature] = set()
+        arrival = {e.get("id", i): i for i, e in enumerate(events)}
         for stream in _orderings(events, times, all_ties):
             by_id = {e["id"]: e["timestamp"] for e in stream}
             for m in evaluate(strict, stream, strategy=strategy, output=ast.OutputFormat.ALL):
-                sig = _signature(m)
+                sig = _signature(m, arrival)
                 found.add(sig)
                 instants = [by_id[i] for ids in m.ids.values() for i in ids]
                 low, high = ranges.get(sig, (min(instants), max(instants)))
@@ -136,8 +153,10 @@ def evaluate_worlds(
     return results
 
 
-def _signature(m: OracleMatch) -> Signature:
-    return tuple(m.ids.items())
+def _signature(m: OracleMatch, arrival: Mapping[Any, int]) -> Signature:
+    """The ids per variable; a Kleene variable's in arrival order (the worlds differ in
+    the order of its events' times, not in the events it selects)."""
+    return tuple((v, tuple(sorted(ids, key=arrival.__getitem__))) for v, ids in m.ids.items())
 
 
 def _passes(clause: ast.Confidence | None, confidence: Fraction) -> bool:
