@@ -24,6 +24,12 @@ def interval_options(args: argparse.Namespace, fields: dict[str, Any]) -> dict[s
         )
     if args.non_overlap:
         raise CliError("--non-overlap does not apply to --time interval", EXIT_USAGE)
+    if fields.get("allowed_lateness"):
+        raise CliError(
+            "--allowed-lateness does not apply to --time interval: the arrival order of "
+            "interval events is checked against their bounds (VLDB 2010, section 2.2)",
+            EXIT_USAGE,
+        )
     options = {k: v for k, v in fields.items() if k in _POINT_FIELDS and v is not None}
     options.update(
         engine=engine if engine in INTERVAL_ENGINES else "auto",
