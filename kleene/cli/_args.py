@@ -9,6 +9,7 @@ from kleene.runtime.limits import DEFAULT_MAX_RUNS
 from kleene.times import TIME_UNITS
 
 FORMATS = [f.value for f in Format]
+INTERVAL_ENGINES = ("auto", "points", "events")
 RESULT_FORMATS = [Format.JSONL.value, Format.PARQUET.value]
 DEFAULT_BATCH = 65_536
 # matches are written as they are found, so the default can be well above the API's
@@ -65,7 +66,12 @@ def _add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="where rejected events go (default: <output>.rejected.jsonl; with --output -, "
         "they are only counted unless given)",
     )
-    run.add_argument("--engine", choices=("local", "spark"), default="local")
+    run.add_argument(
+        "--engine",
+        choices=("local", "spark", *INTERVAL_ENGINES),
+        default="local",
+        help="local or spark; with --time interval: auto (the default), points or events",
+    )
     run.add_argument("--master", help="Spark master URL (default local[*]); spark engine only")
     run.add_argument("--time-field", default="timestamp", help="time column (timestamp)")
     run.add_argument("--type-field", default="type", help="event type column (type)")
@@ -116,6 +122,11 @@ def _add_explain_arguments(explain: argparse.ArgumentParser) -> None:
         "a folder of <file>.png and <file>.<statement>.png",
     )
     _add_query_options(explain)
+    explain.add_argument(
+        "--engine",
+        choices=INTERVAL_ENGINES,
+        help="with --time interval: the framework (auto, points or events)",
+    )
 
 
 def _add_generate_arguments(generate: argparse.ArgumentParser) -> None:
@@ -176,6 +187,31 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_query_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--time",
+        choices=("point", "interval"),
+        default="point",
+        help="point: events occur at their time; interval: at an unknown instant of an "
+        "uncertainty interval (VLDB 2010)",
+    )
+    parser.add_argument("--lower-field", default="lower", help="--time interval: lower bound")
+    parser.add_argument("--upper-field", default="upper", help="--time interval: upper bound")
+    parser.add_argument(
+        "--uncertainty",
+        type=_non_negative_int,
+        help="--time interval: the interval [t - D, t + D] around the time column",
+    )
+    parser.add_argument(
+        "--u-max",
+        type=_non_negative_int,
+        help="--time interval: the largest upper - lower (longer intervals are rejected); "
+        "results then stream, else it is measured over the input",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        help="--time interval: keep results with confidence above this",
+    )
     parser.add_argument(
         "--strategy", choices=STRATEGIES, help="override the query's event selection strategy"
     )

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from kleene.cli._common import EXIT_OK, EXIT_USAGE, CliError, refuse_overwrites
 from kleene.cli._query import load_query
+from kleene.imprecise import IntervalQuery
 from kleene.io import is_stdio
 
 if TYPE_CHECKING:
@@ -27,10 +28,13 @@ def cmd_explain(args: argparse.Namespace, out: Console) -> int:
         if len(loaded) > 1:
             out.print(("\n" if number else "") + f"# {path}", markup=False, highlight=False)
         out.print(query.explain(), markup=False, highlight=False, soft_wrap=True)
+    if args.png and args.time == "interval":
+        raise CliError("--png draws the automata of point queries, not --time interval", EXIT_USAGE)
     if args.png:
         drawings = [
             (path, label, statement)
             for path, query in loaded
+            if not isinstance(query, IntervalQuery)
             for label, statement in _statements(query)
         ]
         stems = [("stdin" if is_stdio(p) else Path(p).stem, label) for p, label, _ in drawings]

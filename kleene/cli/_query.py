@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kleene.cli._common import EXIT_USAGE, CliError, shown
+from kleene.cli._interval import check_point_options, interval_options
 from kleene.errors import QueryError
 from kleene.io import is_stdio
 
 if TYPE_CHECKING:
+    from kleene.imprecise import IntervalQuery
     from kleene.program import Program
     from kleene.query import Query
 
+T = TypeVar("T")
 
-def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query | Program:
-    """Read and compile a query file (one query, or a program with DEFINE and UNION);
-    query errors name the file and show the caret."""
+
+def load_query(
+    path: str, args: argparse.Namespace, **fields: Any
+) -> Query | Program | IntervalQuery:
+    """Read and compile a query file (one query, or a program with DEFINE and UNION;
+    with ``--time interval``, a query over interval events); query errors name the file
+    and show the caret."""
     import kleene
     from kleene.lang import parse_program
 
@@ -34,15 +42,31 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Query | Pr
         raise CliError(f"{shown(path, 'standard input')}: the query is not UTF-8 text") from exc
     except OSError as exc:
         raise CliError(f"cannot read the query file {path}: {exc.strerror or exc}") from exc
+    if args.time == "interval":
+        return _compiled(
+            path,
+            text,
+            lambda: kleene.compile(text, time="interval", **interval_options(args, fields)),
+        )
+    check_point_options(args)
     options: dict[str, Any] = dict(fields)
     if args.strategy:
         options["strategy"] = args.strategy
     if args.non_overlap:
         options["output"] = "non_overlap"
-    try:
+
+    def compiled() -> Query | Program:
         if parse_program(text).single is None:
             return kleene.compile_program(text, **options)
         return kleene.compile(text, **options)
+
+    return _compiled(path, text, compiled)
+
+
+def _compiled(path: str, text: str, compile_it: Callable[[], T]) -> T:
+    """The compiled query; query errors name the file and show the caret."""
+    try:
+        return compile_it()
     except QueryError as exc:
         rendered = exc if exc.text else exc.with_text(text)
         raise CliError(f"{shown(path, 'standard input')}: {rendered}", EXIT_USAGE) from exc

@@ -24,6 +24,7 @@ from kleene.cli._query import load_query
 from kleene.cli._spark import check_spark_input, run_spark
 from kleene.cli._summary import RunStats, summary_table
 from kleene.errors import RunLimitError
+from kleene.imprecise import IntervalQuery
 from kleene.io import (
     Format,
     FormatError,
@@ -36,6 +37,7 @@ from kleene.io import (
     is_stdio,
     read_events,
 )
+from kleene.io.schema import INTERVAL_KEYS, MATCH_KEYS
 
 if TYPE_CHECKING:
     from kleene.program import Program
@@ -91,7 +93,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         check_spark_input(args.input, input_format)
     sinks = _open_sinks(args.output, args.output_format, rejected_path, query)
     with sinks[0] as matches, sinks[1] as rejected:
-        if args.engine == "spark" and not isinstance(query, Program):
+        if args.engine == "spark" and not isinstance(query, Program | IntervalQuery):
             run_spark(args, query, input_format, matches, rejected, stats)
         else:
             _run_local(args, query, input_format, matches, rejected, stats, err)
@@ -148,13 +150,17 @@ def _check_rejected_format(path: str | None) -> None:
 
 
 def _open_sinks(
-    output: str, output_format: str | None, rejected: str | None, query: Query | Program
+    output: str,
+    output_format: str | None,
+    rejected: str | None,
+    query: Query | Program | IntervalQuery,
 ) -> tuple[MatchSink, RejectedSink]:
     matches = MatchSink(
         output,
         output_format,
         variables=getattr(query, "variables", ()),
         partition_names=getattr(query, "partition_attributes", ()),
+        keys=INTERVAL_KEYS if isinstance(query, IntervalQuery) else MATCH_KEYS,
     )
     if rejected is None:
         return matches, UnwrittenRejected()
@@ -167,7 +173,7 @@ def _open_sinks(
 
 def _run_local(
     args: argparse.Namespace,
-    query: Query | Program,
+    query: Query | Program | IntervalQuery,
     input_format: Format,
     matches: MatchSink,
     rejected: RejectedSink,
@@ -186,6 +192,8 @@ def _run_local(
     total = len(events)
     stats.events = total
     engine = getattr(getattr(query, "config", None), "engine", None)
+    if isinstance(query, IntervalQuery):
+        engine = f"interval events, {query.engine_option}"
     if engine:
         stats.engine = f"local ({engine})"
     matcher = query.matcher(on_matches=matches.add)

@@ -22,14 +22,14 @@ from kleene.compiler.explain import explain_plan
 from kleene.compiler.plan import Plan
 from kleene.errors import EventError, QueryError, RejectedEventsWarning
 from kleene.events import EventFields
-from kleene.imprecise.admission import Admission, measured_u_max
-from kleene.imprecise.choice import ENGINES, Choice, choose, framework
+from kleene.imprecise.choice import ENGINES, Choice, choose
+from kleene.imprecise.matcher import IntervalMatcher
 from kleene.imprecise.model import IntervalFields, Probability
 from kleene.imprecise.result import ImpreciseMatch, result_order
 from kleene.imprecise.rules import check_interval_query
 from kleene.lang import ast, parse, validate
 from kleene.match import RejectedEvent
-from kleene.runtime.ingest import window_size
+from kleene.runtime.ingest import check_columns, window_size
 from kleene.times import time_unit_seconds
 
 E = TypeVar("E", bound=Enum)
@@ -116,20 +116,38 @@ class IntervalQuery:
     def return_names(self) -> tuple[str, ...]:
         return self.plan.return_names
 
+    def matcher(
+        self, on_matches: Callable[[list[ImpreciseMatch]], object] | None = None
+    ) -> IntervalMatcher:
+        """A push-based matcher (push, flush, take_rejected); ``on_matches``, when given,
+        receives the results as they become final (push and flush then return none)."""
+        return IntervalMatcher(
+            self.plan,
+            self.fields,
+            self.interval,
+            self.engine_option,
+            self.window,
+            self.keep,
+            on_matches,
+        )
+
+    def check_columns(self, events: Any) -> None:
+        """EventError when a typed input lacks the type column, the interval's first
+        column (``lower_field``, or the time column with ``uncertainty``) or a column
+        the query reads."""
+        spec = self.interval
+        first = spec.lower_field if spec.margins is None else self.fields.time_field
+        fields = EventFields(self.fields.type_field, first, self.fields.id_field)
+        check_columns([self.plan], events, fields)
+
     def run_detailed(self, events: Any) -> IntervalRunResult:
         """All results over a finite input (the inputs of :meth:`kleene.Query.run`), with
         the rejected events and their reasons. U_max is measured over the input unless
         declared."""
-        admission = Admission(self.plan, self.fields, self.interval)
-        admitted = admission.admit(events)
-        u_max = self.interval.u_max
-        if u_max is None:
-            u_max = measured_u_max(admitted)
-        chosen = choose(self.plan, self.engine_option, u_max)
-        evaluator = framework(self.plan, chosen, self.window, u_max, self.keep)
-        found = evaluator.push(admitted, admission.now_lower) + evaluator.flush()
+        m = self.matcher()
+        found = m.push(events) + m.flush()
         found.sort(key=result_order)
-        return IntervalRunResult(found, admission.rejected)
+        return IntervalRunResult(found, m.take_rejected())
 
     def run(self, events: Any) -> list[ImpreciseMatch]:
         """All results over a finite input, ordered by their last event's arrival.

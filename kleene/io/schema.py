@@ -15,6 +15,9 @@ here and nowhere else, in two forms:
   - a collapsed match is ``{"collapsed": {"singles", "candidates", "first_fixed",
     "last_fixed", "exact", "count"}, "start", "end", "partition"}``; ``count`` is the
     number of matches it stands for;
+  - a result over interval events (VLDB 2010, section 2.3) is a match record whose
+    ``start``/``end`` are the result's time range, with its ``confidence`` (a float)
+    after ``partition`` (``[]``: interval queries have no partition output);
   - a rejected event is ``{"id", "position", "reason", "record"}``, ``record`` being the
     event's fields as read;
   - datetimes are UTC (a naive one is taken as UTC, an aware one converted); JSON lines
@@ -52,6 +55,7 @@ import pandas as pd
 
 from kleene.collapsed import CollapsedMatch
 from kleene.errors import QueryError
+from kleene.imprecise.result import ImpreciseMatch
 from kleene.io.jsonl import dumps
 from kleene.match import Match, RejectedEvent
 
@@ -59,6 +63,7 @@ if TYPE_CHECKING:
     from kleene.compiler.plan import Plan
 
 MATCH_KEYS = ("ids", "start", "end", "partition")
+INTERVAL_KEYS = (*MATCH_KEYS, "confidence")
 REJECTED_KEYS = ("id", "position", "reason", "record")
 RETURN_PREFIX = "return:"
 
@@ -113,9 +118,9 @@ class OutputColumns:
 # --- records: the rows of match files ---------------------------------------------------
 
 
-def return_key(name: str) -> str:
-    """The record key of a RETURN value named ``name``."""
-    return f"{RETURN_PREFIX}{name}" if name in MATCH_KEYS else name
+def return_key(name: str, keys: Sequence[str] = MATCH_KEYS) -> str:
+    """The record key of a RETURN value named ``name`` in records of ``keys``."""
+    return f"{RETURN_PREFIX}{name}" if name in keys else name
 
 
 def utc(value: Any) -> Any:
@@ -133,8 +138,10 @@ def utc(value: Any) -> Any:
     return value
 
 
-def match_record(match: Match | CollapsedMatch) -> dict[str, Any]:
-    """The output record of one match (or collapsed match)."""
+def match_record(match: Match | CollapsedMatch | ImpreciseMatch) -> dict[str, Any]:
+    """The output record of one match (or collapsed match, or interval result)."""
+    if isinstance(match, ImpreciseMatch):
+        return _interval_record(match)
     if isinstance(match, CollapsedMatch):
         return {
             "collapsed": {
@@ -159,6 +166,19 @@ def match_record(match: Match | CollapsedMatch) -> dict[str, Any]:
     }
     for name, value in match.values().items():
         record[return_key(name)] = utc(value)
+    return record
+
+
+def _interval_record(result: ImpreciseMatch) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "ids": {var: utc(list(ids)) for var, ids in result.ids().items()},
+        "start": result.start,
+        "end": result.end,
+        "partition": [],
+        "confidence": float(result.confidence),
+    }
+    for name, value in result.values().items():
+        record[return_key(name, INTERVAL_KEYS)] = utc(value)
     return record
 
 

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kleene.collapsed import CollapsedMatch
+from kleene.imprecise.result import ImpreciseMatch
 from kleene.io.formats import Format, FormatError, infer_format, is_stdio
 from kleene.io.jsonl import dumps, to_jsonable, write_lines
 from kleene.io.schema import MATCH_KEYS, match_record, rejected_record
@@ -121,7 +122,8 @@ class _RecordSink:
 
 class MatchSink(_RecordSink):
     """Matches to a file. ``variables`` and ``partition_names`` (optional) give an empty
-    Parquet file its column types and name the partition struct's fields."""
+    Parquet file its column types and name the partition struct's fields; ``keys``
+    are an empty file's columns (kleene.io.schema.INTERVAL_KEYS for interval results)."""
 
     def __init__(
         self,
@@ -130,12 +132,14 @@ class MatchSink(_RecordSink):
         *,
         variables: Sequence[str] = (),
         partition_names: Sequence[str] = (),
+        keys: Sequence[str] = MATCH_KEYS,
     ) -> None:
         super().__init__(path, fmt)
+        self.keys = tuple(keys)
         self.variables = tuple(variables)
         self.partition_names = tuple(partition_names)
 
-    def add(self, matches: Iterable[Match | CollapsedMatch]) -> int:
+    def add(self, matches: Iterable[Match | CollapsedMatch | ImpreciseMatch]) -> int:
         """Write matches; returns how many."""
         records = [match_record(m) for m in matches]
         self._write(records)
@@ -145,7 +149,7 @@ class MatchSink(_RecordSink):
         named = len(set(self.partition_names)) == len(self.partition_names) > 0
         columns: dict[str, pa.Array] = {}
         names = list(dict.fromkeys(k for r in records for k in r))
-        for name in names or list(MATCH_KEYS):
+        for name in names or list(self.keys):
             values = [r.get(name) for r in records]
             if name == "partition" and named:
                 values = [
@@ -162,6 +166,8 @@ class MatchSink(_RecordSink):
             return pa.struct([(p, pa.null()) for p in self.partition_names])
         if name in ("start", "end"):
             return pa.int64()
+        if name == "confidence":
+            return pa.float64()
         return None
 
 

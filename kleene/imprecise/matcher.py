@@ -1,0 +1,84 @@
+"""A push-based matcher over interval events: ``IntervalQuery.matcher()``.
+
+Events are admitted batch by batch (:mod:`kleene.imprecise.admission`) and handed to the
+chosen framework (:mod:`kleene.imprecise.choice`), which returns each result once it is
+final (t_emit has passed its upper bound plus the window, VLDB 2010, section 3.3). With
+U_max declared the framework runs as events come; without it U_max is measured over the
+whole input, so the admitted events are held until :meth:`IntervalMatcher.flush`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kleene.compiler.plan import Plan
+from kleene.events import EventFields
+from kleene.imprecise.admission import Admission, measured_u_max
+from kleene.imprecise.choice import choose, framework
+from kleene.imprecise.collapse import Threshold
+from kleene.imprecise.events import EventFramework
+from kleene.imprecise.framework import PointFramework
+from kleene.imprecise.model import IntervalEvent, IntervalFields
+from kleene.imprecise.result import ImpreciseMatch, result_order
+from kleene.match import RejectedEvent
+
+
+class IntervalMatcher:
+    """Evaluates one interval query over a stream pushed to it in arrival order."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        fields: EventFields,
+        interval: IntervalFields,
+        engine: str,
+        window: float | None,
+        keep: Threshold,
+        on_matches: Callable[[list[ImpreciseMatch]], object] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.engine = engine
+        self.window = window
+        self.keep = keep
+        self.admission = Admission(plan, fields, interval)
+        self.on_matches = on_matches
+        self.held: list[IntervalEvent] = []  # U_max not declared: admitted, until flush
+        self.evaluator: PointFramework | EventFramework | None = None
+        if interval.u_max is not None:
+            self.evaluator = self._framework(interval.u_max)
+
+    def _framework(self, u_max: int) -> PointFramework | EventFramework:
+        chosen = choose(self.plan, self.engine, u_max)
+        return framework(self.plan, chosen, self.window, u_max, self.keep)
+
+    def push(self, events: Any) -> list[ImpreciseMatch]:
+        """Feed events in arrival order; return the results that became final (none
+        when an ``on_matches`` callback takes them)."""
+        admitted = self.admission.admit(events)
+        if self.evaluator is None:
+            self.held.extend(admitted)
+            return []
+        return self._report(self.evaluator.push(admitted, self.admission.now_lower))
+
+    def flush(self) -> list[ImpreciseMatch]:
+        """The end of the stream: every result still pending."""
+        if self.evaluator is None:
+            self.evaluator = self._framework(measured_u_max(self.held))
+            held, self.held = self.held, []
+            found = self.evaluator.push(held, self.admission.now_lower)
+            return self._report(found + self.evaluator.flush())
+        return self._report(self.evaluator.flush())
+
+    def take_rejected(self) -> list[RejectedEvent]:
+        """The rejected events since the last call, each with its reason."""
+        rejected, self.admission.rejected = self.admission.rejected, []
+        return rejected
+
+    def _report(self, found: list[ImpreciseMatch]) -> list[ImpreciseMatch]:
+        found.sort(key=result_order)
+        if self.on_matches is None:
+            return found
+        if found:
+            self.on_matches(found)
+        return []
