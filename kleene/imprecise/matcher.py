@@ -19,6 +19,7 @@ from kleene.imprecise.choice import choose, framework
 from kleene.imprecise.collapse import Threshold
 from kleene.imprecise.events import EventFramework
 from kleene.imprecise.framework import PointFramework
+from kleene.imprecise.kleene_dp import KleeneFramework
 from kleene.imprecise.model import IntervalEvent, IntervalFields
 from kleene.imprecise.result import ImpreciseMatch, result_order
 from kleene.match import RejectedEvent
@@ -44,11 +45,11 @@ class IntervalMatcher:
         self.admission = Admission(plan, fields, interval)
         self.on_matches = on_matches
         self.held: list[IntervalEvent] = []  # U_max not declared: admitted, until flush
-        self.evaluator: PointFramework | EventFramework | None = None
+        self.evaluator: PointFramework | EventFramework | KleeneFramework | None = None
         if interval.u_max is not None:
             self.evaluator = self._framework(interval.u_max)
 
-    def _framework(self, u_max: int) -> PointFramework | EventFramework:
+    def _framework(self, u_max: int) -> PointFramework | EventFramework | KleeneFramework:
         chosen = choose(self.plan, self.engine, u_max)
         return framework(self.plan, chosen, self.window, u_max, self.keep)
 
