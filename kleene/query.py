@@ -7,7 +7,6 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from itertools import chain
 from typing import Any, Literal, overload
 
@@ -34,6 +33,7 @@ from kleene.runtime.ingest import check_columns, schema_gaps, window_size
 from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
 from kleene.runtime.matcher import Matcher
 from kleene.times import time_unit_seconds
+from kleene.vocabulary import option
 
 
 @dataclass(frozen=True)
@@ -42,20 +42,6 @@ class RunResult:
 
     matches: list[Result]
     rejected: list[RejectedEvent] = field(default_factory=list)
-
-
-def _option(enum: Any, value: Any, name: str) -> Any:
-    if value is None or isinstance(value, enum):
-        return value
-    try:
-        return enum.parse(str(value))
-    except ValueError:
-        choices = [m.value for m in enum]
-        close = get_close_matches(str(value).lower().replace("-", "_"), choices, n=1, cutoff=0.6)
-        guess = f" (did you mean {close[0]}?)" if close else ""
-        raise QueryError(
-            f"unknown {name} {value!r}{guess}; expected one of: {', '.join(choices)}"
-        ) from None
 
 
 class Query:
@@ -89,8 +75,8 @@ class Query:
         self.plan: Plan = build_plan(
             self.ast,
             text,
-            strategy=_option(ast.Strategy, strategy, "strategy"),
-            output=_option(ast.OutputFormat, output, "output format"),
+            strategy=option(ast.Strategy, strategy, "strategy"),
+            output=option(ast.OutputFormat, output, "output format"),
         )
         chosen, self.engine_reason = self._choose_engine(engine, output is None)
         self.config = MatcherConfig(

@@ -1,15 +1,18 @@
 """The words the front end, the compiler and the runtimes share: event selection
 strategies, output formats and time units.
 
-A leaf module (it imports nothing of kleene), so the AST (:mod:`kleene.lang.ast`, which
+A leaf module (it imports only kleene.errors), so the AST (:mod:`kleene.lang.ast`, which
 re-exports these names), the compiled plan and the runtimes can all name them without
 the runtimes depending on the front end.
 """
 
 from __future__ import annotations
 
+from difflib import get_close_matches
 from enum import Enum
-from typing import Self
+from typing import Self, TypeVar
+
+from kleene.errors import QueryError
 
 
 class _Parsed(Enum):
@@ -47,3 +50,22 @@ class TimeUnit(Enum):
     MINUTES = 60
     HOURS = 3600
     DAYS = 86400
+
+
+E = TypeVar("E", bound=_Parsed)
+
+
+def option(enum: type[E], value: E | str | None, name: str) -> E | None:
+    """An API option naming a member of ``enum`` (the member itself or its spelling),
+    or None; QueryError with the closest spelling otherwise."""
+    if value is None or isinstance(value, enum):
+        return value
+    try:
+        return enum.parse(str(value))
+    except ValueError:
+        choices = [m.value for m in enum]
+        close = get_close_matches(str(value).lower().replace("-", "_"), choices, n=1, cutoff=0.6)
+        guess = f" (did you mean {close[0]}?)" if close else ""
+        raise QueryError(
+            f"unknown {name} {value!r}{guess}; expected one of: {', '.join(choices)}"
+        ) from None

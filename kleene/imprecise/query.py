@@ -13,9 +13,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 from fractions import Fraction
-from typing import Any, TypeVar
+from typing import Any
 
 from kleene.compiler import build_plan
 from kleene.compiler.explain import explain_plan
@@ -31,8 +30,7 @@ from kleene.lang import ast, parse, validate
 from kleene.match import RejectedEvent
 from kleene.runtime.ingest import check_columns, window_size
 from kleene.times import time_unit_seconds
-
-E = TypeVar("E", bound=Enum)
+from kleene.vocabulary import option
 
 
 @dataclass(frozen=True)
@@ -87,8 +85,8 @@ class IntervalQuery:
         self.plan: Plan = build_plan(
             self.ast,
             text,
-            strategy=_option(ast.Strategy, strategy, "strategy"),
-            output=_option(ast.OutputFormat, output, "output format"),
+            strategy=option(ast.Strategy, strategy, "strategy"),
+            output=option(ast.OutputFormat, output, "output format"),
         )
         check_interval_query(self.ast, text, self.plan.strategy, self.plan.output)
         if engine not in ENGINES:
@@ -194,16 +192,6 @@ class IntervalQuery:
 
     def __repr__(self) -> str:
         return f"kleene.compile({self.text!r}, time='interval')"
-
-
-def _option(enum: type[E], value: Any, name: str) -> E | None:
-    if value is None or isinstance(value, enum):
-        return value
-    try:
-        return enum.parse(str(value))  # type: ignore[attr-defined]
-    except ValueError:
-        choices = ", ".join(m.value for m in enum)
-        raise QueryError(f"unknown {name} {value!r}; expected one of: {choices}") from None
 
 
 def _margins(uncertainty: Any) -> int | tuple[int, int] | None:
