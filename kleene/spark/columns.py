@@ -104,15 +104,6 @@ def holds(node: expr.Expr, load: Loader, present: bool = False) -> Column:
     return F.when(x.error, _false()).otherwise(x.value)
 
 
-def pushable(node: expr.Expr, load: Loader) -> bool:
-    """Whether Spark can evaluate ``node`` exactly."""
-    try:
-        as_columns(node, load)
-    except NotPushable:
-        return False
-    return True
-
-
 _SPARK_TYPES = {INT: "long", FLOAT: "double", STRING: "string", BOOLEAN: "boolean"}
 
 
