@@ -1,0 +1,1 @@
+"""Event-set (SES) patterns with match windows (Cadonna, Gamper, Böhlen)."""

@@ -1,0 +1,133 @@
+"""Situations, Allen's interval relations and temporal patterns (TPStream, EDBT 2018).
+
+The data every part of the TPStream engine shares: the deriver produces
+:class:`Situation` values (section 4.3), the matcher relates them by a
+:class:`TemporalPattern` (section 4.4, Definitions 9-12), the oracle checks both.
+
+Time is discrete and situations are half-open: ``[start, end)``, ``start < end``, where
+``end`` is the timestamp of the first event that no longer satisfies the definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+Time = int | float
+
+
+class Allen(Enum):
+    """Allen's 13 interval relations (Table 1), named as the query language spells them."""
+
+    BEFORE = "before"
+    AFTER = "after"
+    MEETS = "meets"
+    MET_BY = "met-by"
+    OVERLAPS = "overlaps"
+    OVERLAPPED_BY = "overlapped-by"
+    STARTS = "starts"
+    STARTED_BY = "started-by"
+    DURING = "during"
+    CONTAINS = "contains"
+    FINISHES = "finishes"
+    FINISHED_BY = "finished-by"
+    EQUALS = "equals"
+
+    @property
+    def inverse(self) -> Allen:
+        """The relation of B to A when this one holds of A to B (Table 1, second column)."""
+        return _INVERSE[self]
+
+
+_PAIRS = [
+    (Allen.BEFORE, Allen.AFTER),
+    (Allen.MEETS, Allen.MET_BY),
+    (Allen.OVERLAPS, Allen.OVERLAPPED_BY),
+    (Allen.STARTS, Allen.STARTED_BY),
+    (Allen.DURING, Allen.CONTAINS),
+    (Allen.FINISHES, Allen.FINISHED_BY),
+    (Allen.EQUALS, Allen.EQUALS),
+]
+_INVERSE = {a: b for a, b in _PAIRS} | {b: a for a, b in _PAIRS}
+
+
+def holds(relation: Allen, a_start: Time, a_end: Time, b_start: Time, b_end: Time) -> bool:
+    """Whether ``[a_start, a_end) relation [b_start, b_end)`` (Table 1's δ_R)."""
+    if relation is Allen.BEFORE:
+        return a_end < b_start
+    if relation is Allen.MEETS:
+        return a_end == b_start
+    if relation is Allen.OVERLAPS:
+        return a_start < b_start < a_end < b_end
+    if relation is Allen.STARTS:
+        return a_start == b_start and a_end < b_end
+    if relation is Allen.DURING:
+        return b_start < a_start and a_end < b_end
+    if relation is Allen.FINISHES:
+        return a_start > b_start and a_end == b_end
+    if relation is Allen.EQUALS:
+        return a_start == b_start and a_end == b_end
+    return holds(relation.inverse, b_start, b_end, a_start, a_end)
+
+
+@dataclass(frozen=True)
+class Situation:
+    """A derived situation of one DEFINE symbol in one partition (Definition 5).
+
+    ``end`` is None while the situation is still going on (a *started* situation,
+    section 5.3). ``aggregates`` holds the finished values the RETURN clause reads, by
+    the name the compiler gave each aggregate; ``first``/``last`` are the positions (in
+    arrival order) of the situation's first and last event.
+    """
+
+    symbol: str
+    key: tuple[Any, ...]
+    start: Time
+    end: Time | None
+    first: int
+    last: int
+    aggregates: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.end is not None
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A temporal constraint between two symbols: at least one relation holds
+    (Definition 10). ``left`` is the relation's A, ``right`` its B."""
+
+    left: str
+    right: str
+    relations: frozenset[Allen]
+
+    def holds(self, a: Situation, b: Situation) -> bool:
+        assert a.end is not None and b.end is not None
+        return any(holds(r, a.start, a.end, b.start, b.end) for r in self.relations)
+
+
+@dataclass(frozen=True)
+class TemporalPattern:
+    """A conjunction of constraints over the DEFINE symbols (Definition 11), with the
+    window (Definition 12: max end - min start <= window, in the events' time units)."""
+
+    symbols: tuple[str, ...]
+    constraints: tuple[Constraint, ...]
+    window: Time
+
+
+@dataclass(frozen=True)
+class TemporalMatch:
+    """One temporal configuration that matches (Definition 12), per partition key.
+
+    ``time`` is Definition 12's output time, the largest end; ``detected`` is when the
+    matcher could first know the match (section 5.3), never later than ``time``.
+    """
+
+    key: tuple[Any, ...]
+    situations: Mapping[str, Situation]
+    time: Time
+    detected: Time
