@@ -17,6 +17,7 @@ only ``LEFT`` appears; for a prev relationship ``LEFT`` is the earlier event.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -86,3 +87,19 @@ class SesPattern:
             for c in self.constraints
             if c.form is ConstraintForm.PROPERTY and c.variables == (variable,)
         )
+
+
+@dataclass(frozen=True)
+class SesMatch:
+    """A substitution γ that is a match (Definition 2): each variable's events, by
+    their positions in the input (arrival order), in chronological order."""
+
+    bindings: Mapping[str, tuple[int, ...]]
+
+    @property
+    def first(self) -> int:
+        return min(p for ps in self.bindings.values() for p in ps)
+
+    def key(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """A hashable, canonical form (for sets and sorting)."""
+        return tuple(sorted(self.bindings.items()))

@@ -1,1 +1,2 @@
-"""TPStream: situations derived from point events, matched by Allen-relation patterns (EDBT 2018)."""
+"""TPStream: situations derived from point events, matched by Allen-relation patterns
+(EDBT 2018)."""

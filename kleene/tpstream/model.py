@@ -112,11 +112,16 @@ class Constraint:
 @dataclass(frozen=True)
 class TemporalPattern:
     """A conjunction of constraints over the DEFINE symbols (Definition 11), with the
-    window (Definition 12: max end - min start <= window, in the events' time units)."""
+    window (Definition 12: max end - min start <= window, in the events' time units;
+    the paper prints the inequality reversed, the text's reading is this one).
+    ``durations`` holds each symbol's duration constraint (AT LEAST / AT MOST /
+    BETWEEN) as (minimum, maximum), None where a side is unbounded; symbols without
+    one are absent."""
 
     symbols: tuple[str, ...]
     constraints: tuple[Constraint, ...]
     window: Time
+    durations: Mapping[str, tuple[Time | None, Time | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
