@@ -18,6 +18,7 @@ would-be situation is kept or not by the weights of the phase it starts in.
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,6 +64,8 @@ class SituationParams:
                 )
             for weight in phase:
                 positive("an occurrence ratio's weight", weight)
+                if not math.isfinite(weight):
+                    raise ValueError(f"an occurrence ratio's weight must be finite, got {weight}")
         bounds("situation duration", self.hold, 1)
         bounds("gap", self.gap, 1)
 

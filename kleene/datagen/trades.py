@@ -20,6 +20,7 @@ with one trade in five an odd lot of 1-99 shares.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +70,8 @@ class TradeParams:
         at_least("events", self.events, 0)
         at_least("symbols", self.symbols, 1)
         positive("rate (trades per second)", self.rate)
+        if not math.isfinite(self.rate):
+            raise ValueError(f"rate (trades per second) must be finite, got {self.rate}")
         at_least("volatility", self.volatility, 0)
 
 
