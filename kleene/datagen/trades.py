@@ -9,18 +9,19 @@ dollars with whole cents) and ``volume`` (shares). The first symbols are ``AAPL`
 ``S0021``, ``S0022``, ...; symbol ``i`` (from 1) trades with weight ``1 / i`` (a few
 symbols take most trades, as on an exchange).
 
-Trades arrive as a Poisson process of ``rate`` trades per second (the paper's data: about
-8); ``timestamp`` is in milliseconds and strictly increasing (a trade drawn within the
-same millisecond as the previous one moves to the next millisecond), so the stream is
-totally ordered. Each symbol's price is a geometric random walk from a start price drawn
-uniformly in [20, 500] dollars, with a relative move of standard deviation ``volatility``
-per trade, rounded to cents; volumes are round lots of 100 shares (log-normal, median 300)
-with one trade in five an odd lot of 1-99 shares.
+Trades arrive at ``rate`` trades per second (the paper's data: about 8; at most 1000):
+``timestamp`` is in milliseconds and each millisecond holds a trade with probability
+``rate / 1000`` (the discrete counterpart of a Poisson process), so timestamps are
+strictly increasing and the stream is totally ordered.
+
+Each symbol's price is a geometric random walk from a start price drawn uniformly in
+[20, 500] dollars, with a relative move of standard deviation ``volatility`` per trade,
+rounded to cents; volumes are round lots of 100 shares (log-normal, median 300) with one
+trade in five an odd lot of 1-99 shares.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,8 +71,8 @@ class TradeParams:
         at_least("events", self.events, 0)
         at_least("symbols", self.symbols, 1)
         positive("rate (trades per second)", self.rate)
-        if not math.isfinite(self.rate):
-            raise ValueError(f"rate (trades per second) must be finite, got {self.rate}")
+        if not self.rate <= 1000:
+            raise ValueError(f"rate (trades per second) must be <= 1000, got {self.rate}")
         at_least("volatility", self.volatility, 0)
 
 
@@ -102,8 +103,8 @@ def generate_table(params: TradeParams) -> pa.Table:
     rng = np.random.default_rng(params.seed)
     weights = 1.0 / np.arange(1, params.symbols + 1)
     symbol = rng.choice(params.symbols, size=n, p=weights / weights.sum())
-    gaps = np.floor(rng.exponential(1000.0 / params.rate, size=n)).astype(np.int64)
-    timestamp = np.cumsum(np.maximum(gaps, 1))
+    # a trade in each millisecond with probability rate / 1000: geometric gaps
+    timestamp = np.cumsum(rng.geometric(params.rate / 1000.0, size=n)).astype(np.int64)
     start = rng.uniform(*START_PRICE, size=params.symbols)
     steps = rng.normal(0.0, params.volatility, size=n)
     price = np.round(start[symbol] * np.exp(_cumsum_per_symbol(symbol, steps)), 2)
