@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 from rich.console import Console
+from rich.progress import Progress
 
 from kleene.cli._common import EXIT_OK, EXIT_USAGE, CliError, refuse_overwrites, shown
 from kleene.io import infer_format, is_stdio, write_table
@@ -23,7 +24,7 @@ def cmd_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
     refuse_overwrites([], [("--output", args.output)])
     started = time.perf_counter()
     try:
-        table, what = WORKLOADS[args.workload](args)
+        table, what = WORKLOADS[args.workload](args, err)
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
     write_table(table, args.output, fmt)
@@ -36,7 +37,7 @@ def cmd_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-def _hadoop(args: argparse.Namespace) -> Generated:
+def _hadoop(args: argparse.Namespace, err: Console) -> Generated:
     from kleene.datagen import hadoop, uncertain
 
     table = hadoop.generate(
@@ -49,14 +50,14 @@ def _hadoop(args: argparse.Namespace) -> Generated:
     return table, what
 
 
-def _uncertain(args: argparse.Namespace) -> Generated:
+def _uncertain(args: argparse.Namespace, err: Console) -> Generated:
     from kleene.datagen import uncertain
 
     table = uncertain.generate(args.events, delta=args.delta, period=args.period)
     return table, f"events with uncertainty intervals (delta {args.delta})"
 
 
-def _stock(args: argparse.Namespace) -> Generated:
+def _stock(args: argparse.Namespace, err: Console) -> Generated:
     from kleene.datagen import stock
 
     table = stock.generate(
@@ -69,16 +70,20 @@ def _stock(args: argparse.Namespace) -> Generated:
     return table, f"stock events ({args.symbols} symbols, p={args.increase_prob}, seed {args.seed})"
 
 
-def _cars(args: argparse.Namespace) -> Generated:
+def _cars(args: argparse.Namespace, err: Console) -> Generated:
     from kleene.datagen import cars
 
-    table = cars.generate(
-        args.cars,
-        duration=args.duration,
-        seed=args.seed,
-        aggressive=args.aggressive,
-        episodes=args.episodes,
-    )
+    # simulated second by second: a progress bar on a terminal
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task("simulating", total=args.duration)
+        table = cars.generate(
+            args.cars,
+            duration=args.duration,
+            seed=args.seed,
+            aggressive=args.aggressive,
+            episodes=args.episodes,
+            progress=lambda seconds: bar.update(task, advance=seconds),
+        )
     what = (
         f"car reports ({args.cars} cars, {args.duration} s, {args.aggressive:.0%} aggressive, "
         f"seed {args.seed})"
@@ -86,7 +91,7 @@ def _cars(args: argparse.Namespace) -> Generated:
     return table, what
 
 
-def _situations(args: argparse.Namespace) -> Generated:
+def _situations(args: argparse.Namespace, err: Console) -> Generated:
     from kleene.datagen import situations
 
     names = None if args.names is None else [n.strip() for n in args.names.split(",")]
@@ -112,7 +117,7 @@ def _ratio(text: str) -> list[float]:
         ) from None
 
 
-def _chemo(args: argparse.Namespace) -> Generated:
+def _chemo(args: argparse.Namespace, err: Console) -> Generated:
     from kleene.datagen import chemo
 
     table = chemo.generate(args.patients, days=args.days, seed=args.seed)
@@ -120,14 +125,15 @@ def _chemo(args: argparse.Namespace) -> Generated:
     return table, what
 
 
-def _trades(args: argparse.Namespace) -> Generated:
+def _trades(args: argparse.Namespace, err: Console) -> Generated:
     from kleene.datagen import trades
 
     table = trades.generate(args.events, symbols=args.symbols, seed=args.seed, rate=args.rate)
     return table, f"share trades ({args.symbols} symbols, {args.rate:g}/s, seed {args.seed})"
 
 
-WORKLOADS: dict[str, Callable[[argparse.Namespace], Generated]] = {
+# each workload from the parsed options; ``err`` shows progress on long work
+WORKLOADS: dict[str, Callable[[argparse.Namespace, Console], Generated]] = {
     "stock": _stock,
     "hadoop": _hadoop,
     "uncertain": _uncertain,

@@ -32,6 +32,7 @@ the cars on the road, vectorized with numpy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +59,7 @@ SEGMENTS = 100
 MAX_SPEED = 160.0  # mph
 RAMP_SECONDS = 5  # reports on the entrance ramp
 EXIT_FEET = 528  # the last tenth of a mile is on the exit ramp
+PROGRESS_EVERY = 60  # simulated seconds between calls of a progress callback
 
 # per temperament (calm, normal, aggressive): target speed range, accel bounds (m/s²)
 TARGET = ((50.0, 60.0), (58.0, 68.0), (62.0, 76.0))
@@ -95,13 +97,15 @@ def generate(
     seed: int = 0,
     aggressive: float = 0.05,
     episodes: float = 6.0,
+    progress: Callable[[int], None] | None = None,
 ) -> pa.Table:
     """Generate the reports of ``cars`` cars over ``duration`` seconds as a table with
     columns ``id, type, timestamp, car_id, direction, lane, segment, x, speed, accel``,
     sorted by time, then car. ``aggressive`` is the share of aggressive drivers and
-    ``episodes`` how often (per hour on the road) one drives aggressively. The same
-    parameters and seed always give the same table."""
-    return generate_table(CarParams(cars, duration, seed, aggressive, episodes))
+    ``episodes`` how often (per hour on the road) one drives aggressively. ``progress``,
+    when given, is called now and then with the seconds simulated since its last call.
+    The same parameters and seed always give the same table."""
+    return generate_table(CarParams(cars, duration, seed, aggressive, episodes), progress)
 
 
 @dataclass
@@ -129,7 +133,7 @@ class _Road:
     burst_accel: np.ndarray
 
 
-def generate_table(params: CarParams) -> pa.Table:
+def generate_table(params: CarParams, progress: Callable[[int], None] | None = None) -> pa.Table:
     """:func:`generate` with its parameters in one object."""
     params.validate()
     rng = np.random.default_rng(params.seed)
@@ -142,6 +146,10 @@ def generate_table(params: CarParams) -> pa.Table:
         last = int(np.searchsorted(road.enter, t, side="right"))
         if first < last:
             out.append(_step(road, slice(first, last), t, params, rng))
+        if progress is not None and (t + 1) % PROGRESS_EVERY == 0:
+            progress(PROGRESS_EVERY)
+    if progress is not None and params.duration % PROGRESS_EVERY:
+        progress(params.duration % PROGRESS_EVERY)
     return _assemble(out)
 
 

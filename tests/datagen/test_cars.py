@@ -183,3 +183,10 @@ def test_bad_parameters_are_refused_naming_the_knob(kwargs: dict[str, float], me
 
 def test_no_cars() -> None:
     assert generate(0, duration=10).num_rows == 0
+
+
+def test_progress_reports_every_simulated_second_once() -> None:
+    seen: list[int] = []
+    table = generate(10, duration=150, seed=1, progress=seen.append)
+    assert sum(seen) == 150 and len(seen) == 3  # every 60 simulated seconds, then the rest
+    assert table.equals(generate(10, duration=150, seed=1))
