@@ -212,6 +212,15 @@ def _add_temporal_workloads(workloads: argparse._SubParsersAction) -> None:
         help="occurrence ratio of the attributes, like 1:50:50; repeat for phases that "
         "split the stream evenly (1:1:1 -> 1:50:50 -> 50:1:50 of section 6.4.2)",
     )
+    situations.add_argument(
+        "--hold",
+        action="append",
+        metavar="[NAME=]LOW-HIGH",
+        help="seconds a situation lasts (10-100); NAME=LOW-HIGH for one attribute only",
+    )
+    situations.add_argument(
+        "--gap", metavar="LOW-HIGH", help="seconds between two situations (10-50)"
+    )
     situations.add_argument("--seed", "-s", type=int, default=0)
     _add_output_options(situations)
 

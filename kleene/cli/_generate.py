@@ -96,8 +96,23 @@ def _situations(args: argparse.Namespace, err: Console) -> Generated:
 
     names = None if args.names is None else [n.strip() for n in args.names.split(",")]
     ratios = [_ratio(text) for text in args.ratio or ()]
+    hold = situations.DURATION
+    holds = {}
+    for text in args.hold or ():
+        name, _, span = text.rpartition("=")
+        if name:
+            holds[name] = _range(span, "--hold")
+        else:
+            hold = _range(span, "--hold")
     table = situations.generate(
-        args.duration, attributes=args.attributes, names=names, ratios=ratios, seed=args.seed
+        args.duration,
+        attributes=args.attributes,
+        names=names,
+        ratios=ratios,
+        seed=args.seed,
+        hold=hold,
+        gap=situations.GAP if args.gap is None else _range(args.gap, "--gap"),
+        holds=holds,
     )
     columns = ", ".join(table.column_names[3:])
     phases = " -> ".join(args.ratio or ())
@@ -114,6 +129,17 @@ def _ratio(text: str) -> list[float]:
     except ValueError:
         raise ValueError(
             f"--ratio takes one weight per attribute separated by ':' (like 1:50:50), got {text!r}"
+        ) from None
+
+
+def _range(text: str, option: str) -> tuple[int, int]:
+    """``10-100`` as an inclusive range of whole seconds; ValueError naming the option."""
+    low, _, high = text.partition("-")
+    try:
+        return int(low), int(high)
+    except ValueError:
+        raise ValueError(
+            f"{option} takes a range of whole seconds like 10-100, got {text!r}"
         ) from None
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +43,7 @@ class SituationParams:
     seed: int = 0
     hold: tuple[int, int] = DURATION
     gap: tuple[int, int] = GAP
+    holds: tuple[tuple[str, tuple[int, int]], ...] = ()  # per-attribute hold ranges
 
     def validate(self) -> None:
         """Raise ValueError when a parameter is out of its domain."""
@@ -68,6 +69,17 @@ class SituationParams:
                     raise ValueError(f"an occurrence ratio's weight must be finite, got {weight}")
         bounds("situation duration", self.hold, 1)
         bounds("gap", self.gap, 1)
+        for name, hold in self.holds:
+            if name not in self.names:
+                raise ValueError(
+                    f"a duration range for {name!r}, which is not an attribute "
+                    f"({', '.join(self.names)})"
+                )
+            bounds(f"{name}'s situation duration", hold, 1)
+
+    def hold_of(self, name: str) -> tuple[int, int]:
+        """The range ``name``'s situations last."""
+        return dict(self.holds).get(name, self.hold)
 
 
 def default_names(attributes: int) -> tuple[str, ...]:
@@ -87,6 +99,7 @@ def generate(
     seed: int = 0,
     hold: tuple[int, int] = DURATION,
     gap: tuple[int, int] = GAP,
+    holds: Mapping[str, tuple[int, int]] | None = None,
 ) -> pa.Table:
     """Generate ``duration`` events (one per time unit) as a table with columns
     ``id, type, timestamp`` and one boolean column per attribute.
@@ -95,14 +108,16 @@ def generate(
     is given) name the boolean
     columns; ``ratios`` gives the occurrence ratio of the attributes per phase (one weight
     per attribute; phases split the stream evenly; none: all 1). ``hold`` and ``gap`` are
-    the inclusive ranges situations and gaps are drawn from. The same parameters and seed
-    always give the same table.
+    the inclusive ranges situations and gaps are drawn from; ``holds`` gives some
+    attributes a range of their own (section 6.3.1 varies the ratio of two attributes'
+    mean durations). The same parameters and seed always give the same table.
     """
     chosen = tuple(names) if names is not None else default_names(attributes or 3)
     if attributes is not None and attributes != len(chosen):
         raise ValueError(f"{attributes} attributes but {len(chosen)} names: {', '.join(chosen)}")
     phases = tuple(tuple(float(w) for w in phase) for phase in ratios)
-    return generate_table(SituationParams(duration, chosen, phases, seed, hold, gap))
+    own = tuple((name, (int(r[0]), int(r[1]))) for name, r in (holds or {}).items())
+    return generate_table(SituationParams(duration, chosen, phases, seed, hold, gap, own))
 
 
 def generate_table(params: SituationParams) -> pa.Table:
@@ -117,7 +132,7 @@ def generate_table(params: SituationParams) -> pa.Table:
     }
     keep = _keep_probabilities(params)
     for index, name in enumerate(params.names):
-        columns[name] = pa.array(_attribute(params, rng, keep[:, index]))
+        columns[name] = pa.array(_attribute(params, params.hold_of(name), rng, keep[:, index]))
     return pa.table(columns)
 
 
@@ -129,13 +144,15 @@ def _keep_probabilities(params: SituationParams) -> np.ndarray:
     return weights / weights.max(axis=1, keepdims=True)
 
 
-def _attribute(params: SituationParams, rng: np.random.Generator, keep: np.ndarray) -> np.ndarray:
+def _attribute(
+    params: SituationParams, hold: tuple[int, int], rng: np.random.Generator, keep: np.ndarray
+) -> np.ndarray:
     """One attribute's values: alternating gaps and (kept) situations over the stream."""
     n = params.duration
     # enough cycles to pass the end even if every draw is the shortest
-    cycles = n // (params.hold[0] + params.gap[0]) + 1
+    cycles = n // (hold[0] + params.gap[0]) + 1
     gaps = rng.integers(params.gap[0], params.gap[1] + 1, size=cycles)
-    holds = rng.integers(params.hold[0], params.hold[1] + 1, size=cycles)
+    holds = rng.integers(hold[0], hold[1] + 1, size=cycles)
     draws = rng.random(cycles)
     starts = np.cumsum(gaps + holds) - holds  # each situation starts after its gap
     phase = np.minimum(starts * keep.size // max(n, 1), keep.size - 1)

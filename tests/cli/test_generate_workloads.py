@@ -59,6 +59,15 @@ def test_situations_attributes_and_default_options(
     assert read_table(path).equals(situations.generate(300, attributes=4))
 
 
+def test_situations_durations_and_gaps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.parquet"
+    args = ["-n", "900", "--hold", "20-30", "--hold", "B=5-10", "--gap", "15-20"]
+    done = run_main(monkeypatch, "generate", "situations", *args, "-o", path)
+    assert done.code == 0, done.stderr
+    expected = situations.generate(900, hold=(20, 30), holds={"B": (5, 10)}, gap=(15, 20))
+    assert read_table(path).equals(expected)
+
+
 def test_to_standard_output(monkeypatch: pytest.MonkeyPatch) -> None:
     done = run_main(
         monkeypatch, "generate", "chemo", "-p", "1", "-d", "30", "-o", "-", "--format", "jsonl"
@@ -77,6 +86,9 @@ def test_to_standard_output(monkeypatch: pytest.MonkeyPatch) -> None:
         (["situations", "--ratio", "1:2"], "one weight per attribute (3), got 1:2"),
         (["situations", "-k", "2", "--names", "X,Y,Z"], "2 attributes but 3 names"),
         (["situations", "--names", "A,,B"], "attribute name '' must be an identifier"),
+        (["situations", "--hold", "10"], "--hold takes a range of whole seconds like 10-100"),
+        (["situations", "--gap", "a-b"], "--gap takes a range"),
+        (["situations", "--hold", "Q=1-2"], "'Q', which is not an attribute"),
         (["cars", "--aggressive", "1.5"], "aggressive share must be a probability"),
         (["trades", "--rate", "5000"], "must be <= 1000"),
         (["chemo", "--days", "0"], "must be at least 1"),

@@ -104,6 +104,18 @@ def test_one_phase_of_ratios_thins_the_rarer_attributes() -> None:
     assert 3 < starts["often"] / starts["rare"] < 5
 
 
+def test_an_attribute_may_hold_for_a_range_of_its_own() -> None:
+    # section 6.3.1: B's mean duration half or twice A's 55 s
+    table = generate(60_000, names=["A", "B"], holds={"B": (5, 50)}, gap=(20, 30), seed=8)
+    for name, (low, high) in (("A", (10, 100)), ("B", (5, 50))):
+        found = runs(column(table, name))
+        holds = [n for value, start, n in found if value and start + n < 60_000]
+        gaps = [n for value, start, n in found if not value and start > 0 and start + n < 60_000]
+        assert low <= min(holds) <= low + 2 and high - 2 <= max(holds) <= high
+        assert abs(np.mean(holds) - (low + high) / 2) < 0.05 * high
+        assert min(gaps) >= 20 and max(gaps) <= 30
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -116,6 +128,9 @@ def test_one_phase_of_ratios_thins_the_rarer_attributes() -> None:
         ({"ratios": [(1, 0, 1)]}, "weight must be > 0"),
         ({"ratios": [(1, float("inf"), 1)]}, "must be finite"),
         ({"hold": (20, 10)}, "situation duration range"),
+        ({"holds": {"D": (1, 2)}}, "for 'D', which is not an attribute (A, B, C)"),
+        ({"holds": {"B": (0, 2)}}, "B's situation duration range must satisfy 1 <= low"),
+        ({"gap": (0, 5)}, "gap range must satisfy 1 <= low"),
     ],
 )
 def test_bad_parameters_are_refused_naming_the_knob(kwargs: dict[str, Any], message: str) -> None:
