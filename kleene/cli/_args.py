@@ -165,6 +165,83 @@ def _add_generate_arguments(generate: argparse.ArgumentParser) -> None:
         "--period", type=_positive_int, default=1000, help="value cycles 1..period (1000)"
     )
     _add_output_options(uncertain)
+    _add_temporal_workloads(workloads)
+    _add_event_set_workloads(workloads)
+
+
+def _add_temporal_workloads(workloads: argparse._SubParsersAction) -> None:
+    """``kleene generate cars`` and ``situations``: the data of TPStream, section 6.1."""
+    cars = workloads.add_parser(
+        "cars", help="Linear-Road-like car reports every second (TPStream, section 6.1)"
+    )
+    cars.add_argument("--cars", "-c", type=_positive_int, default=1000, help="cars (1000)")
+    cars.add_argument(
+        "--duration", "-d", type=_positive_int, default=3600, help="seconds simulated (3600)"
+    )
+    cars.add_argument("--seed", "-s", type=int, default=0)
+    cars.add_argument(
+        "--aggressive",
+        "-a",
+        type=float,
+        default=0.05,
+        help="share of aggressive drivers, 0-1 (0.05)",
+    )
+    cars.add_argument(
+        "--episodes",
+        type=_non_negative_float,
+        default=6.0,
+        help="aggressive episodes per hour an aggressive driver is on the road (6)",
+    )
+    _add_output_options(cars)
+    situations = workloads.add_parser(
+        "situations",
+        help="boolean situation streams holding 10-100 s with gaps of 10-50 s "
+        "(TPStream, section 6.1)",
+    )
+    situations.add_argument(
+        "--duration", "-n", type=_non_negative_int, default=100_000, help="events, one a second"
+    )
+    situations.add_argument(
+        "--attributes", "-k", type=_positive_int, help="boolean attributes A, B, ... (3)"
+    )
+    situations.add_argument("--names", help="comma-separated attribute names instead of A, B, ...")
+    situations.add_argument(
+        "--ratio",
+        action="append",
+        metavar="W:W:...",
+        help="occurrence ratio of the attributes, like 1:50:50; repeat for phases that "
+        "split the stream evenly (1:1:1 -> 1:50:50 -> 50:1:50 of section 6.4.2)",
+    )
+    situations.add_argument(
+        "--hold",
+        action="append",
+        metavar="[NAME=]LOW-HIGH",
+        help="seconds a situation lasts (10-100); NAME=LOW-HIGH for one attribute only",
+    )
+    situations.add_argument(
+        "--gap", metavar="LOW-HIGH", help="seconds between two situations (10-50)"
+    )
+    situations.add_argument("--seed", "-s", type=int, default=0)
+    _add_output_options(situations)
+
+
+def _add_event_set_workloads(workloads: argparse._SubParsersAction) -> None:
+    """``kleene generate chemo`` and ``trades``: the data of the match-window paper."""
+    chemo = workloads.add_parser(
+        "chemo", help="chemotherapy events PID, L, V, U (match-window paper, Figure 1)"
+    )
+    chemo.add_argument("--patients", "-p", type=_non_negative_int, default=100)
+    chemo.add_argument("--days", "-d", type=_positive_int, default=365)
+    chemo.add_argument("--seed", "-s", type=int, default=0)
+    _add_output_options(chemo)
+    trades = workloads.add_parser(
+        "trades", help="share trades with millisecond timestamps (match-window paper, 6.1)"
+    )
+    trades.add_argument("--events", "-n", type=_non_negative_int, default=1_000_000)
+    trades.add_argument("--symbols", "-k", type=_positive_int, default=10)
+    trades.add_argument("--rate", type=float, default=8.0, help="trades per second on average (8)")
+    trades.add_argument("--seed", "-s", type=int, default=0)
+    _add_output_options(trades)
 
 
 def _version() -> str:
