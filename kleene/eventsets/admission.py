@@ -100,6 +100,16 @@ class AdmissionState:
     rejected: list[RejectedEvent] = field(default_factory=list)
     rejected_count: int = 0
 
+    def reject(self, event: RejectedEvent) -> None:
+        self.rejected.append(event)
+        self.rejected_count += 1
+
+    def take_rejected(self) -> list[RejectedEvent]:
+        """The events rejected since the last call, each with its reason."""
+        taken = self.rejected
+        self.rejected = []
+        return taken
+
 
 class SesAdmission:
     """Admits a stream's events for one SES pattern."""
@@ -126,8 +136,7 @@ class SesAdmission:
             if reason is None:
                 reason = self.validator.problem(types[j], batch, j)
             if reason is not None:
-                st.rejected.append(RejectedEvent(ids[j], None, reason, batch.record(j)))
-                st.rejected_count += 1
+                st.reject(RejectedEvent(ids[j], None, reason, batch.record(j)))
                 continue
             if st.time_kind is None:
                 st.time_kind, st.tz = kinds[j], batch.tz

@@ -77,12 +77,12 @@ class SesMatcher:
         return self._output(self.pipeline.flush())
 
     def take_rejected(self) -> list[RejectedEvent]:
-        """The rejected events since the last call."""
-        rejected, self.st.rejected = self.st.rejected, []
-        return rejected
+        """The events rejected since the last call, each with its reason."""
+        return self.st.take_rejected()
 
     @property
     def rejected_count(self) -> int:
+        """Events rejected since the stream began."""
         return self.st.rejected_count
 
     def snapshot(self) -> bytes:
