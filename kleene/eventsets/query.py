@@ -71,10 +71,7 @@ class SesQuery:
             )
         if max_matches is not None and max_matches < 0:
             raise ValueError("max_matches must be >= 0 (or None for no limit)")
-        try:
-            self.output = check_output(output or "all")
-        except ValueError as e:
-            raise QueryError(str(e)) from None
+
         if engine not in ENGINES:
             raise QueryError(f"unknown engine {engine!r}; expected one of: {', '.join(ENGINES)}")
         if time_unit is not None:
@@ -84,6 +81,10 @@ class SesQuery:
                 raise QueryError(str(e)) from None
         self.text = text
         self.ast = parse_ses(text)
+        try:  # the option wins over the OUTPUT clause
+            self.output = check_output(output or self.ast.output or "all")
+        except ValueError as e:
+            raise QueryError(str(e)) from None
         self.fields = EventFields(type_field, time_field, id_field)
         self.time_unit = time_unit
         self.max_matches = max_matches

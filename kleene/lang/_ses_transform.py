@@ -25,6 +25,13 @@ _STRATEGY_NAME = re.compile(
 )
 
 
+def ses_output(word: str) -> str | None:
+    """The SES output an OUTPUT word names ("earliest", "maximal", "earliest-maximal"),
+    or None for the other formats."""
+    choice = re.sub(r"[-_ ]", "-", str(word).lower())
+    return choice if choice in ("earliest", "maximal", "earliest-maximal") else None
+
+
 @v_args(meta=True)
 class SesTransforms(Transformer[Token, Any]):
     """Positions, errors and variable names for every query; the SES rules."""
@@ -64,13 +71,19 @@ class SesTransforms(Transformer[Token, Any]):
         span: ast.Span,
     ) -> ast.SesQuery:
         """An SES query takes WHERE (without a selection strategy) and WITHIN only."""
-        for keyword in ("RETURN", "OUTPUT", "CONFIDENCE"):
+        for keyword in ("RETURN", "CONFIDENCE"):
             if keyword in seen:
                 raise self._error(
-                    f"an event-set pattern SEQ({{...}}) takes WHERE and WITHIN only, not "
-                    f"{keyword} (choose all, earliest or maximal matches with output=)",
+                    f"an event-set pattern SEQ({{...}}) takes WHERE, WITHIN and OUTPUT, not "
+                    f"{keyword}",
                     seen[keyword],
                 )
+        output = fields.get("ses_output")
+        if fields.get("output") not in (None, ast.OutputFormat.ALL):
+            raise self._error(
+                "an event-set pattern's OUTPUT is ALL, EARLIEST, MAXIMAL or EARLIEST MAXIMAL",
+                seen["OUTPUT"],
+            )
         if fields.get("strategy") is not None:
             raise self._error(
                 "an event-set pattern SEQ({...}) has no selection strategy: its matches are "
@@ -86,7 +99,13 @@ class SesTransforms(Transformer[Token, Any]):
                     "relationships, like a.attr = b.attr",
                     c.span,
                 )
-        return ast.SesQuery(pattern, where, fields.get("within"), span=span)
+        return ast.SesQuery(
+            pattern,
+            where,
+            fields.get("within"),
+            output or "all" if "OUTPUT" in seen else None,
+            span=span,
+        )
 
     def _set_seq(self, parts: list[Any], span: ast.Span) -> ast.SetSeq:
         """The sets of an SES pattern; a plain ``B b`` is a set of one."""
@@ -143,6 +162,15 @@ class SesTransforms(Transformer[Token, Any]):
                 "prev() takes one attribute of a variable, as in prev(p.V)", self._span(meta)
             )
         return ast.Prev(ref.var, ref.attr, span=self._span(meta))
+
+    def _check_sase_output(self, fields: dict[str, Any], seen: dict[str, ast.Span]) -> None:
+        """OUTPUT EARLIEST / MAXIMAL belongs to SES patterns."""
+        if fields.pop("ses_output", None) is not None:
+            raise self._error(
+                "OUTPUT EARLIEST and MAXIMAL choose among the matches of event-set patterns "
+                "SEQ({...}); a SASE+ query's output is ALL, NON-OVERLAP or COLLAPSED",
+                seen["OUTPUT"],
+            )
 
     def _check_prev(self, query: ast.Query) -> None:
         """``prev()`` belongs to SES patterns only."""

@@ -24,7 +24,7 @@ from lark import Token, v_args
 from lark.tree import Meta
 
 from kleene.lang import ast
-from kleene.lang._ses_transform import SesTransforms
+from kleene.lang._ses_transform import SesTransforms, ses_output
 
 _COMPARISONS = {
     "=": ast.BinOp.EQ,
@@ -172,6 +172,7 @@ class AstBuilder(SesTransforms):
             fields.update(values)
         if isinstance(pattern, ast.SetSeq):
             return self._ses_query(pattern, seen, fields, self._span(meta))
+        self._check_sase_output(fields, seen)
         strategy_list = fields.pop("strategy_list", ())
         spans = tuple(span for _, _, span in strategy_list)
         query = ast.Query(
@@ -354,6 +355,9 @@ class AstBuilder(SesTransforms):
         return ast.ReturnItem(expr, None if alias is None else str(alias), span=self._span(meta))
 
     def output_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Span, dict]:
+        choice = ses_output(children[1])
+        if choice is not None:
+            return "OUTPUT", self._span(meta), {"ses_output": choice}
         return "OUTPUT", self._span(meta), {"output": ast.OutputFormat.parse(children[1])}
 
     def confidence_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Span, dict]:

@@ -123,6 +123,9 @@ def test_options_are_checked() -> None:
     with pytest.raises(QueryError, match="unknown time unit"):
         kleene.compile(Q1, time_unit="days")
     assert kleene.compile(Q1, output="earliest_maximal").output == "earliest-maximal"
+    # the OUTPUT clause, unless the option says otherwise
+    assert kleene.compile(Q1 + " OUTPUT MAXIMAL").output == "maximal"
+    assert kleene.compile(Q1 + " OUTPUT MAXIMAL", output="all").output == "all"
 
 
 def test_max_matches() -> None:
