@@ -15,14 +15,14 @@ from typing import Any
 from kleene.errors import MatchLimitError
 from kleene.events import EventFields, read_batch, read_time
 from kleene.eventsets.admission import AdmissionState, SesAdmission, SesRequirements
-from kleene.eventsets.compile import ID, TIME, Row
+from kleene.eventsets.compile import ID, TIME
 from kleene.eventsets.model import SesPattern
-from kleene.eventsets.stream import Found, PlainWindows
+from kleene.eventsets.stream import Found, Pipeline
 from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
 
 #: builds the pipeline for the pattern of the stream's time kind
-PipelineFactory = Callable[[SesPattern], PlainWindows]
+PipelineFactory = Callable[[SesPattern], Pipeline]
 
 
 class SesMatcher:
@@ -46,7 +46,7 @@ class SesMatcher:
         self.max_matches = max_matches
         self.reported = 0
         self.st = AdmissionState()
-        self.pipeline: PlainWindows | None = None
+        self.pipeline: Pipeline | None = None
         if state is not None:
             self._restore(snapshot.unseal(state, snapshot.QUERY, fingerprint))
         self.admission = SesAdmission(needs, self.st)
@@ -104,7 +104,7 @@ class SesMatcher:
 
     # --- internals --------------------------------------------------------------------
 
-    def _pipe(self) -> PlainWindows:
+    def _pipe(self) -> Pipeline:
         if self.pipeline is None:
             self.pipeline = self.make_pipeline(self.pattern_of(self.st.time_kind == "datetime"))
         return self.pipeline
@@ -168,20 +168,7 @@ class SesMatcher:
             if buffer is not None:
                 if kind is None:
                     snapshot.fail("buffered events without a time kind")
-                pipe = self._pipe()
-                pipe.load(self._events(buffer, st.position))
-
-    def _events(self, buffer: Any, below: int) -> list[tuple[int, Row]]:
-        events: list[tuple[int, Row]] = []
-        last = -1
-        for item in snapshot.sequence(buffer, "the buffer"):
-            position, row = snapshot.sequence(item, "a buffered event", list, 2)
-            position = snapshot.integer(position, "a position", last + 1, below)
-            row = snapshot.mapping(row, "a buffered row")
-            snapshot.number(row.get(TIME), "a buffered time")
-            events.append((position, row))
-            last = position
-        return events
+                self._pipe().load(buffer, st.position)
 
 
 def _order(bindings: Any) -> tuple[Any, ...]:

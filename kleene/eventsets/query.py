@@ -23,7 +23,7 @@ from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.matcher import SesMatcher
 from kleene.eventsets.model import Constraint, ConstraintForm, SesPattern
 from kleene.eventsets.selection import OUTPUTS, check_output
-from kleene.eventsets.stream import PlainWindows
+from kleene.eventsets.stream import Pipeline, PlainWindows
 from kleene.lang import parse_ses
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.limits import DEFAULT_MAX_MATCHES
@@ -124,13 +124,15 @@ class SesQuery:
             self.pattern_for,
             self.needs,
             self.fields,
-            self._pipeline,
+            self.pipeline,
             self.fingerprint,
             self.max_matches,
             state,
         )
 
-    def _pipeline(self, pattern: SesPattern) -> PlainWindows:
+    def pipeline(self, pattern: SesPattern) -> Pipeline:
+        """The match windows and the algorithm A a matcher runs: for now plain match
+        windows (no pre-processing) with the automaton."""
         return PlainWindows(pattern, AutomatonMatcher(pattern, self.output))
 
     def run_detailed(self, events: Any) -> SesRunResult:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from kleene.eventsets.compile import TIME, Row
 from kleene.eventsets.model import SesMatch, SesPattern
+from kleene.runtime import snapshot
 
 
 class Algorithm(Protocol):
@@ -35,10 +36,16 @@ class Found:
 
 
 class Pipeline(Protocol):
+    """What :class:`~kleene.eventsets.matcher.SesMatcher` drives: admitted events in
+    time order in, matches of completed windows out, and its state as snapshot data."""
+
     def push(self, position: int, row: Row) -> list[Found]: ...
     def advance(self, time: Any) -> list[Found]: ...
     def flush(self) -> list[Found]: ...
     def to_data(self) -> Any: ...
+    def load(self, data: Any, below: int) -> None:
+        """Take over :meth:`to_data`'s state (positions are under ``below``), checking
+        it (SnapshotError through :func:`kleene.runtime.snapshot.fail`)."""
 
 
 def found(algorithm: Algorithm, events: Sequence[Row], positions: Sequence[int]) -> list[Found]:
@@ -85,6 +92,16 @@ class PlainWindows:
     def to_data(self) -> Any:
         return [[p, row] for p, row in self.buffer]
 
-    def load(self, data: list[tuple[int, Row]]) -> None:
-        """Take over buffered events (checked by the caller)."""
-        self.buffer = deque(data)
+    def load(self, data: Any, below: int) -> None:
+        """Take over buffered events: increasing positions under ``below``, each with a
+        row that has a numeric time."""
+        events: list[tuple[int, Row]] = []
+        last = -1
+        for item in snapshot.sequence(data, "the buffer"):
+            position, row = snapshot.sequence(item, "a buffered event", list, 2)
+            position = snapshot.integer(position, "a position", last + 1, below)
+            row = snapshot.mapping(row, "a buffered row")
+            snapshot.number(row.get(TIME), "a buffered time")
+            events.append((position, row))
+            last = position
+        self.buffer = deque(events)

@@ -197,3 +197,32 @@ def test_random_runs_and_resumed_matchers_equal_the_oracle(
     resumed = q.matcher(m.snapshot())
     found += resumed.push(events[cut:]) + resumed.flush()
     assert sorted(tuple(sorted(m.positions.items())) for m in found) == expected
+
+
+def test_malformed_states_are_refused_on_load() -> None:
+    from kleene.runtime import snapshot
+
+    q = kleene.compile(Q1, **CHEMO)
+    m = q.matcher()
+    m.push(events()[:3])
+    tree = snapshot.loads(zlib_body(m.snapshot()))
+    assert [p for p, _ in tree["buffer"]] == [0, 1, 2]
+    for broken in (
+        {**tree, "buffer": [tree["buffer"][1], tree["buffer"][0]]},  # out of order
+        {**tree, "buffer": [[7, tree["buffer"][0][1]]]},  # beyond the stream's position
+        {**tree, "buffer": [[0, {"type": "C"}]]},  # no time
+        {**tree, "time_kind": "weekday"},
+        {**tree, "arrived": -1},
+        {k: v for k, v in tree.items() if k != "clock"},
+    ):
+        with pytest.raises(SnapshotError, match="malformed"):
+            q.matcher(snapshot.seal(snapshot.QUERY, q.fingerprint, broken))
+    resumed = q.matcher(snapshot.seal(snapshot.QUERY, q.fingerprint, tree))
+    assert ids(resumed.push(events()[3:]) + resumed.flush()) == oracle_ids()
+
+
+def zlib_body(data: bytes) -> bytes:
+    """The JSON body of snapshot bytes (header: 18 bytes, kind 1, fingerprint 32)."""
+    import zlib
+
+    return zlib.decompress(data[18 + 1 + 32 :])
