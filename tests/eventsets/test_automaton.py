@@ -54,7 +54,7 @@ def test_matches_start_at_the_first_event_only() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(ses_queries(), ses_rows(), st.sampled_from(OUTPUTS))
+@given(ses_queries(), ses_rows(missing=True), st.sampled_from(OUTPUTS))
 def test_random_patterns_equal_the_oracle(text: str, events: list[dict], output: str) -> None:
     matcher = AutomatonMatcher(ses_pattern(text), output)
     assert by_key(matcher.run_all(events)) == by_key(evaluate(text, events, output=output))
