@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import warnings
 from dataclasses import dataclass, field
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 from kleene.errors import QueryError, RejectedEventsWarning
@@ -71,7 +71,6 @@ class SesQuery:
             )
         if max_matches is not None and max_matches < 0:
             raise ValueError("max_matches must be >= 0 (or None for no limit)")
-
         if engine not in ENGINES:
             raise QueryError(f"unknown engine {engine!r}; expected one of: {', '.join(ENGINES)}")
         if time_unit is not None:
@@ -89,7 +88,8 @@ class SesQuery:
         self.time_unit = time_unit
         self.max_matches = max_matches
         self.engine = "automaton"
-        # checks the constraints now; τ in the stream's units once its time kind is known
+        # lowering checks the constraints now; this pattern's τ is in microseconds (as
+        # for datetimes): pattern_for() gives τ in a stream's units
         self.pattern: SesPattern = ses_pattern(self.ast, text, datetimes=True)
         self.needs = requirements(self.pattern)
 
@@ -184,7 +184,7 @@ class SesQuery:
 def _constraint_text(c: Constraint) -> str:
     if c.form is ConstraintForm.PROPERTY:
         value = getattr(c.comparison.right, "value", None)
-        return f"{c.variables[0]}.{c.attributes[0]} {c.op} {json.dumps(value)}"
+        return f"{c.variables[0]}.{c.attributes[0]} {c.op} {json.dumps(value, ensure_ascii=False)}"
     if c.form is ConstraintForm.PREV:
         v, a = c.variables[0], c.attributes[0]
         return f"prev({v}.{a}) {c.op} {v}.{a}"
@@ -202,6 +202,6 @@ def _positions(m: Match) -> tuple[int, ...]:
     return tuple(sorted(p for ps in m.positions.values() for p in ps))
 
 
-@cache
+@lru_cache(maxsize=256)
 def _pattern(text: str, time_unit: str | None, datetimes: bool) -> SesPattern:
     return ses_pattern(text, time_unit=time_unit, datetimes=datetimes)
