@@ -62,10 +62,16 @@ class SesMatcher:
         return self._output(found)
 
     def advance_to(self, time: Any) -> list[Match]:
-        """No event before ``time`` will come: evaluate the windows that completes."""
-        internal, _kind = read_time(time)
+        """No event before ``time`` will come (a later one is rejected as late):
+        evaluate the windows that completes."""
+        internal, kind = read_time(time)
         if internal is None:
             raise TypeError(f"cannot use {time!r} as a time")
+        st = self.st
+        if st.time_kind is not None and kind != st.time_kind:
+            raise TypeError(f"{time!r} is a {kind}, the stream's times are {st.time_kind}s")
+        if st.time_kind is not None and (st.clock is None or internal > st.clock):
+            st.clock = internal
         if self.pipeline is None:
             return []
         return self._output(self.pipeline.advance(internal))

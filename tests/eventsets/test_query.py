@@ -149,6 +149,13 @@ def test_the_matcher_reports_a_window_once_it_is_complete() -> None:
     assert from_e5.ids() == {"c": ("e7",), "p": ("e5", "e8"), "b": ("e12",)}
     (from_e7,) = m.advance_to(26)
     assert from_e7.ids() == {"c": ("e7",), "p": ("e8",), "b": ("e12",)}
+    # an event before the time advanced to is late
+    assert m.push({"id": "late", "L": "B", "PID": 2, "V": 1, "T": 25}) == []
+    assert [r.reason for r in m.take_rejected()] == [
+        "late event: time 25 is before the stream's current time 26"
+    ]
+    with pytest.raises(TypeError, match="number"):
+        m.advance_to(dt.datetime(2011, 7, 30))
     assert m.flush() == []
 
 
