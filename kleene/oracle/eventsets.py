@@ -1,8 +1,9 @@
 """The oracle of event-set (SES) patterns: every substitution, checked by Definition 2.
 
 Match-window paper (Cadonna, Gamper, Böhlen), section 3. Straight from the definitions
-and sharing nothing with the engines but the parser: the WHERE conjuncts are read from
-the AST and interpreted here, so property tests can hold the SES matchers against it.
+and sharing nothing with the engines but the parser and WITHIN's unit conversion: the
+WHERE conjuncts are read from the AST and interpreted here, so property tests can hold
+the SES matchers against it.
 Inputs are a dozen events; speed is no concern.
 
 A substitution binds each variable ``v`` to one event and each ``v+`` to a non-empty
