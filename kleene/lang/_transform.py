@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lark import Token, Transformer, v_args
+from lark import Token, v_args
 from lark.tree import Meta
 
-from kleene.errors import QuerySyntaxError, line_starts, position
 from kleene.lang import ast
+from kleene.lang._ses_transform import SesTransforms, ses_output
 
 _COMPARISONS = {
     "=": ast.BinOp.EQ,
@@ -56,14 +56,6 @@ _UNITS = {
     "day": ast.TimeUnit.DAYS,
     "days": ast.TimeUnit.DAYS,
 }
-# Words that the grammar reads as keywords where an expression starts, so a variable
-# with such a name could never be referenced.
-RESERVED_NAMES = frozenset(
-    {"and", "or", "not", "true", "false", "avg", "min", "max", "sum", "count", "i"}
-)
-_STRATEGY_NAME = re.compile(
-    r"(strict|partition)_contiguity|skip_till_(next|any)_match", re.IGNORECASE
-)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 _ESCAPE_RE = re.compile(r"\\(.)", re.DOTALL)
 
@@ -98,6 +90,7 @@ class _KleeneSeq:
 
 
 _Part = ast.Component | _NegatedSeq | _KleeneSeq
+_PARTS = (ast.Component, _NegatedSeq, _KleeneSeq, ast.EventSet)
 
 
 def _flatten(parts: Sequence[_Part]) -> tuple[ast.Component, ...]:
@@ -115,38 +108,26 @@ def _flatten(parts: Sequence[_Part]) -> tuple[ast.Component, ...]:
 
 
 @v_args(meta=True)
-class AstBuilder(Transformer[Token, ast.Program]):
+class AstBuilder(SesTransforms):
     """Builds a :class:`~kleene.lang.ast.Program` from a parse tree of a query text."""
 
     def __init__(self, text: str) -> None:
-        super().__init__()
-        self._text = text
-        self._starts = line_starts(text)
+        super().__init__(text)
         # Expressions written in parentheses, by id: such an AND is one WHERE conjunct.
         # Literals read straight from a NUMBER token, by id: `-` folds them into a
         # negative literal. The values keep the nodes alive, so no id is reused.
         self._grouped: dict[int, ast.Expr] = {}
         self._numbers: dict[int, ast.Expr] = {}
 
-    def _span(self, meta: Meta) -> ast.Span:
-        """Where a node starts, by :func:`kleene.errors.position` (not lark's own line
-        count, which knows only "\\n" as a line break)."""
-        if getattr(meta, "empty", True):
-            return ast.Span.unknown()
-        return ast.Span(*position(self._text, meta.start_pos, self._starts))
-
-    def _tspan(self, token: Token) -> ast.Span:
-        if token.start_pos is None:
-            return ast.Span.unknown()
-        return ast.Span(*position(self._text, token.start_pos, self._starts))
-
-    def _error(self, message: str, span: ast.Span) -> QuerySyntaxError:
-        return QuerySyntaxError(message, line=span.line, column=span.column, text=self._text)
-
     # --- query ----------------------------------------------------------------------
 
-    def start(self, meta: Meta, children: list[Any]) -> ast.Program:
+    def start(self, meta: Meta, children: list[Any]) -> ast.Program | ast.SesQuery:
         definitions = [c for c in children if isinstance(c, ast.Definition)]
+        ses = next((c for c in children if isinstance(c, ast.SesQuery)), None)
+        if ses is not None:
+            if definitions:
+                raise self._no_composition(ses, "a program with DEFINE")
+            return ses
         body = next(c for c in children if isinstance(c, ast.Union))
         seen: dict[str, ast.Definition] = {}
         for d in definitions:
@@ -161,14 +142,22 @@ class AstBuilder(Transformer[Token, ast.Program]):
         return ast.Program(tuple(definitions), body, span=self._span(meta))
 
     def definition(self, meta: Meta, children: list[Any]) -> ast.Definition:
+        if isinstance(children[3], ast.SesQuery):
+            raise self._no_composition(children[3], "a DEFINE")
         return ast.Definition(str(children[1]), children[3], span=self._tspan(children[1]))
 
-    def union(self, meta: Meta, children: list[Any]) -> ast.Union:
-        branches = tuple(c for c in children if isinstance(c, ast.Query))
+    def union(self, meta: Meta, children: list[Any]) -> ast.Union | ast.SesQuery:
+        queries = [c for c in children if isinstance(c, ast.Query | ast.SesQuery)]
+        for q in queries:
+            if isinstance(q, ast.SesQuery):
+                if len(queries) > 1:
+                    raise self._no_composition(q, "a UNION")
+                return q
+        branches = tuple(q for q in queries if isinstance(q, ast.Query))
         return ast.Union(branches, span=self._span(meta))
 
-    def query(self, meta: Meta, children: list[Any]) -> ast.Query:
-        pattern: ast.Seq = children[0]
+    def query(self, meta: Meta, children: list[Any]) -> ast.Query | ast.SesQuery:
+        pattern: ast.Seq | ast.SetSeq = children[0]
         seen: dict[str, ast.Span] = {}
         fields: dict[str, Any] = {}
         for keyword, span, values in children[1:]:
@@ -181,6 +170,9 @@ class AstBuilder(Transformer[Token, ast.Program]):
                 )
             seen[keyword] = span
             fields.update(values)
+        if isinstance(pattern, ast.SetSeq):
+            return self._ses_query(pattern, seen, fields, self._span(meta))
+        self._check_sase_output(fields, seen)
         strategy_list = fields.pop("strategy_list", ())
         spans = tuple(span for _, _, span in strategy_list)
         query = ast.Query(
@@ -188,6 +180,7 @@ class AstBuilder(Transformer[Token, ast.Program]):
         )
         self._check_strategy_list(pattern, strategy_list)
         self._check_equivalences(query)
+        self._check_prev(query)
         return query
 
     def _check_strategy_list(
@@ -220,21 +213,18 @@ class AstBuilder(Transformer[Token, ast.Program]):
 
     # --- pattern --------------------------------------------------------------------
 
-    def seq_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq:
-        parts = [c for c in children if isinstance(c, ast.Component | _NegatedSeq | _KleeneSeq)]
-        return ast.Seq(_flatten(parts), span=self._tspan(children[1]))
+    def seq_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq | ast.SetSeq:
+        parts = [c for c in children if isinstance(c, _PARTS)]
+        if any(isinstance(p, ast.EventSet) for p in parts):
+            return self._set_seq(parts, self._tspan(children[1]))
+        plain = [p for p in parts if not isinstance(p, ast.EventSet)]
+        return ast.Seq(_flatten(plain), span=self._tspan(children[1]))
 
-    def single_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq:
+    def single_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq | ast.SetSeq:
         part = children[1]
+        if isinstance(part, ast.EventSet):
+            return ast.SetSeq((part,), span=part.span)
         return ast.Seq(_flatten([part]), span=part.span)
-
-    def _variable(self, token: Token) -> str:
-        name = str(token)
-        if name.lower() in RESERVED_NAMES or _STRATEGY_NAME.fullmatch(name):
-            raise self._error(
-                f"'{name}' is a reserved word and cannot name a variable", self._tspan(token)
-            )
-        return name
 
     def single_component(self, meta: Meta, children: list[Token]) -> ast.Component:
         return ast.Component(str(children[0]), self._variable(children[1]), span=self._span(meta))
@@ -263,7 +253,7 @@ class AstBuilder(Transformer[Token, ast.Program]):
         """The single-event members of a nested sequence."""
         members: list[ast.Component] = []
         for part in children:
-            if not isinstance(part, ast.Component | _NegatedSeq | _KleeneSeq):
+            if not isinstance(part, _PARTS):
                 continue
             if not isinstance(part, ast.Component) or part.kleene or part.negated:
                 raise self._error(
@@ -365,6 +355,9 @@ class AstBuilder(Transformer[Token, ast.Program]):
         return ast.ReturnItem(expr, None if alias is None else str(alias), span=self._span(meta))
 
     def output_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Span, dict]:
+        choice = ses_output(children[1])
+        if choice is not None:
+            return "OUTPUT", self._span(meta), {"ses_output": choice}
         return "OUTPUT", self._span(meta), {"output": ast.OutputFormat.parse(children[1])}
 
     def confidence_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Span, dict]:
