@@ -1,0 +1,170 @@
+"""The two-phase strategy: pre-processing in match windows, then lazy matching
+(match-windows paper, section 4 and Algorithm 1).
+
+Events are read in time order. *Filtering* (Theorem 1) drops an event that satisfies
+the properties of no variable; *partitioning* (Definition 6) sends each event to the
+match window of its values of the partitioning attributes, and the equality
+relationships those values guarantee are removed from the pattern the algorithm sees;
+the necessary match *conditions* (Theorem 2, through the summary statistics) decide
+whether the algorithm is called on a complete window at all. The matching algorithm A
+is called lazily, once per candidate window, and returns the matches that start at the
+window's first event; after the last event every window is drained (the end-of-stream
+loop). Each technique can be switched off; with all three off this is the plain match
+window (the experiments' baseline).
+
+Algorithm 1's drain loop stops at the first window that fails conditions 4 to 7; here a
+window whose first event fails condition 5 only is skipped (a later start may still
+match), and the loop stops once no later start can match (:meth:`MatchWindow.hopeless`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kleene.errors import KleeneError
+from kleene.eventsets.filtering import PropertyBits
+from kleene.eventsets.model import SesMatch, SesPattern, Time
+from kleene.eventsets.partitioning import (
+    partition_attributes,
+    partition_key,
+    without_partitioning,
+)
+from kleene.eventsets.windows import TIME, MatchWindow
+
+Event = Mapping[str, Any]
+
+
+class WindowAlgorithm(Protocol):
+    """A matching algorithm A (Definition 4): the matches among ``events`` (a match
+    window, in time order, with their input ``positions``) that start at ``events[0]``."""
+
+    def matches(self, events: Sequence[Event], positions: Sequence[int]) -> list[SesMatch]: ...
+
+
+@dataclass
+class Counters:
+    """What the strategy did: events read and kept, calls of A and the events passed."""
+
+    events: int = 0
+    kept: int = 0
+    windows: int = 0
+    calls: int = 0
+    events_to_a: int = 0
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The pruning techniques in use, named as in the experiments (f, p, c)."""
+
+    filtering: bool = True
+    partitioning: bool = True
+    conditions: bool = True
+
+    @property
+    def name(self) -> str:
+        on = "f" * self.filtering + "p" * self.partitioning + "c" * self.conditions
+        return on or "none"
+
+    @classmethod
+    def parse(cls, name: str) -> Flags:
+        """``none``, ``f``, ``fp``, ``fpc`` or any other combination of the letters."""
+        letters = "" if name == "none" else name
+        if set(letters) - set("fpc"):
+            raise KleeneError(f"unknown pruning {name!r}; use none or letters of 'fpc'")
+        return cls("f" in letters, "p" in letters, "c" in letters)
+
+
+class TwoPhase:
+    """Algorithm 1 with a matching algorithm built by ``algorithm(pattern)``."""
+
+    def __init__(
+        self,
+        pattern: SesPattern,
+        algorithm: Callable[[SesPattern], WindowAlgorithm],
+        filtering: bool = True,
+        partitioning: bool = True,
+        conditions: bool = True,
+    ) -> None:
+        self.pattern = pattern
+        self.flags = Flags(filtering, partitioning, conditions)
+        self.attributes = partition_attributes(pattern) if partitioning else ()
+        #: the pattern A sees: without the relationships partitioning guarantees
+        self.reduced = without_partitioning(pattern, self.attributes)
+        self.algorithm = algorithm(self.reduced)
+        self.bits = PropertyBits(pattern)
+        self._needs_bits = filtering or conditions
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every window (a fresh stream)."""
+        self.windows: dict[tuple[Any, ...], MatchWindow] = {}
+        self.counters = Counters()
+        self._position = 0
+        self._last: Time | None = None
+
+    def run(self, events: Iterable[Event]) -> list[SesMatch]:
+        """Every match in a stream (in time order), from a fresh start."""
+        self.reset()
+        batch = list(events)
+        bits = self.bits.of_batch(batch) if self._needs_bits else [0] * len(batch)
+        out: list[SesMatch] = []
+        for event, b in zip(batch, bits, strict=True):
+            out += self._push(event, b)
+        out += self.flush()
+        return out
+
+    def push(self, event: Event) -> list[SesMatch]:
+        """Read one event; returns the matches of the windows it completes."""
+        return self._push(event, self.bits.of(event) if self._needs_bits else 0)
+
+    def _push(self, event: Event, bits: int) -> list[SesMatch]:
+        position = self._position
+        self._position += 1
+        self.counters.events += 1
+        time = event[TIME]
+        if self._last is not None and time < self._last:
+            raise KleeneError(
+                f"event {position} at {time!r} is earlier than the one before it: "
+                "event-set matching reads events in time order (sort them first)"
+            )
+        self._last = time
+        if self.flags.filtering and not bits:
+            return []  # Theorem 1
+        key: tuple[Any, ...] = ()
+        if self.attributes:
+            found = partition_key(event, self.attributes)
+            if found is None:
+                return []  # it fails the equalities: in no match
+            key = found
+        window = self.windows.get(key)
+        if window is None:
+            window = self.windows[key] = MatchWindow(self.pattern, self.flags.conditions)
+            self.counters.windows += 1
+        out: list[SesMatch] = []
+        while window.complete(time, self.pattern.window):
+            out += self._call(window)
+            window.dequeue()
+        window.enqueue(position, event, time, bits)
+        self.counters.kept += 1
+        return out
+
+    def flush(self) -> list[SesMatch]:
+        """The end of the stream: drain every window."""
+        out: list[SesMatch] = []
+        for window in self.windows.values():
+            while len(window) and not window.hopeless():
+                out += self._call(window)
+                window.dequeue()
+        self.windows.clear()
+        return out
+
+    def _call(self, window: MatchWindow) -> list[SesMatch]:
+        """A on a complete window, if it is a candidate (lazy evaluation)."""
+        if not window.candidate():
+            return []
+        entries = window.entries
+        self.counters.calls += 1
+        self.counters.events_to_a += len(entries)
+        return self.algorithm.matches([e.event for e in entries], [e.position for e in entries])

@@ -1,0 +1,132 @@
+"""The two-phase strategy's parts on small hand-made streams: the summary statistics
+never reject a window holding a match at its first event, partitioning (Definition 6)
+and the end-of-stream loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kleene.errors import KleeneError
+from kleene.eventsets.jointree import JoinTreeMatcher
+from kleene.eventsets.model import SesMatch
+from kleene.eventsets.partitioning import partition_attributes, partition_key
+from kleene.eventsets.twophase import Flags, TwoPhase
+from tests.eventsets.patterns import pattern, prop, rel
+
+
+def _events(*rows: tuple[str, int]) -> list[dict[str, Any]]:
+    return [{"L": label, "K": 1, "timestamp": t} for label, t in rows]
+
+
+def _keys(matches: list[SesMatch]) -> set[tuple[Any, ...]]:
+    return {m.key() for m in matches}
+
+
+C_THEN_B = pattern(
+    [[("c", False)], [("b", False)]], [prop("c", "L", "=", "C"), prop("b", "L", "=", "B")], 10
+)
+
+
+def test_an_event_never_counted_is_not_uncounted() -> None:
+    """b@0 precedes every C, so it is not counted for b; when it leaves, cnt_b must stay
+    1 (b@2 after c@1). Decrementing every variable the event satisfies (the paper's
+    wording) would drop cnt_b to 0 and lose the match {c/1, b/2}."""
+    events = _events(("B", 0), ("C", 1), ("B", 2), ("X", 20))
+    found = TwoPhase(C_THEN_B, JoinTreeMatcher).run(events)
+    assert _keys(found) == {SesMatch({"c": (1,), "b": (2,)}).key()}
+
+
+def test_events_counted_before_a_reset_are_not_uncounted() -> None:
+    """c@0 leaves at c@6 and resets the counters of p and b, which held p@4 and b@5.
+    p@7 and b@8 are counted afresh; when p@4 and b@5 leave later, the counts of p@7
+    and b@8 must survive, or the window starting at c@6 is rejected."""
+    three = pattern(
+        [[("c", False)], [("p", False)], [("b", False)]],
+        [prop("c", "L", "=", "C"), prop("p", "L", "=", "P"), prop("b", "L", "=", "B")],
+        5,
+    )
+    events = _events(("C", 0), ("P", 4), ("B", 5), ("C", 6), ("P", 7), ("B", 8), ("C", 20))
+    found = TwoPhase(three, JoinTreeMatcher).run(events)
+    assert _keys(found) == {
+        SesMatch({"c": (0,), "p": (1,), "b": (2,)}).key(),
+        SesMatch({"c": (3,), "p": (4,), "b": (5,)}).key(),
+    }
+
+
+def test_drain_skips_a_first_event_of_a_later_set() -> None:
+    """At the end of the stream the window starts with a B (condition 5 fails), but a
+    match starts at the C after it: the drain goes on (Algorithm 1's loop would stop)."""
+    events = _events(("B", 0), ("C", 1), ("B", 2))
+    assert _keys(TwoPhase(C_THEN_B, JoinTreeMatcher).run(events)) == {
+        SesMatch({"c": (1,), "b": (2,)}).key()
+    }
+
+
+def test_partitioning_needs_every_pair_related() -> None:
+    sets = [[("a", False), ("b", False)], [("c", False)]]
+    chain = [rel("a", "K", "=", "b", "K"), rel("c", "K", "=", "b", "K")]
+    assert partition_attributes(pattern(sets, chain, 5)) == ("K",)
+    assert partition_attributes(pattern(sets, chain[:1], 5)) == ()
+    other_attr = [rel("a", "K", "=", "b", "K"), rel("b", "J", "=", "c", "J")]
+    assert partition_attributes(pattern(sets, other_attr, 5)) == ()
+    not_equal = [rel("a", "K", "=", "b", "K"), rel("b", "K", "<", "c", "K")]
+    assert partition_attributes(pattern(sets, not_equal, 5)) == ()
+    one = [[("a", True)]]
+    assert partition_attributes(pattern(one, [], 5)) == ()
+    assert partition_attributes(pattern(one, [rel("a", "K", "=", "a", "K")], 5)) == ("K",)
+
+
+def test_an_event_without_a_usable_key_is_in_no_partition() -> None:
+    assert partition_key({"K": 1}, ("K",)) == (1,)
+    assert partition_key({"K": None}, ("K",)) is None
+    assert partition_key({"K": float("nan")}, ("K",)) is None
+    assert partition_key({}, ("K",)) is None
+
+
+def test_partitioned_equality_removed_still_exact_for_nulls() -> None:
+    """Two events with a null K would satisfy the pattern once c.K = b.K is removed,
+    were they put in one partition: they are in none, as the relationship fails."""
+    p = pattern(
+        [[("c", False)], [("b", False)]],
+        [
+            prop("c", "L", "=", "C"),
+            prop("b", "L", "=", "B"),
+            rel("c", "K", "=", "b", "K", nullable=True),
+        ],
+        10,
+    )
+    events = [
+        {"L": "C", "K": None, "timestamp": 0},
+        {"L": "B", "K": None, "timestamp": 1},
+        {"L": "C", "K": 2, "timestamp": 2},
+        {"L": "B", "K": 2, "timestamp": 3},
+    ]
+    expected = {SesMatch({"c": (2,), "b": (3,)}).key()}
+    assert _keys(TwoPhase(p, JoinTreeMatcher).run(events)) == expected
+    assert _keys(JoinTreeMatcher(p).run_all(events)) == expected
+
+
+def test_push_and_flush_equal_run() -> None:
+    events = _events(("C", 0), ("B", 3), ("C", 5), ("B", 12), ("C", 13), ("B", 30), ("B", 31))
+    strategy = TwoPhase(C_THEN_B, JoinTreeMatcher)
+    pushed = [m for event in events for m in strategy.push(event)] + strategy.flush()
+    assert _keys(pushed) == _keys(TwoPhase(C_THEN_B, JoinTreeMatcher).run(events))
+    assert _keys(pushed) == {
+        SesMatch({"c": (0,), "b": (1,)}).key(),
+        SesMatch({"c": (2,), "b": (3,)}).key(),
+    }
+
+
+def test_events_out_of_time_order_are_refused() -> None:
+    with pytest.raises(KleeneError, match="time order"):
+        TwoPhase(C_THEN_B, JoinTreeMatcher).run(_events(("C", 5), ("B", 1)))
+
+
+def test_flags_by_name() -> None:
+    assert Flags.parse("fpc") == Flags(True, True, True)
+    assert Flags.parse("none") == Flags(False, False, False)
+    assert Flags.parse("fc").name == "fc"
+    with pytest.raises(KleeneError, match="unknown pruning"):
+        Flags.parse("fx")
