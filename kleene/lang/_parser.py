@@ -41,19 +41,55 @@ def parse_tree(text: str) -> Tree:
         raise syntax_error(error, text) from None
 
 
-def parse_program(text: str) -> ast.Program:
-    """Parses a program (DEFINE statements, UNION of queries, or one query) into its AST;
-    raises QuerySyntaxError with line and column."""
+def _build(text: str) -> ast.Program | ast.SesQuery:
     tree = parse_tree(text)
     check_limits(tree, text)
     try:
-        program = AstBuilder(text).transform(tree)
+        node = AstBuilder(text).transform(tree)
     except VisitError as error:
         if isinstance(error.orig_exc, QueryError):
             raise error.orig_exc from None
         raise
-    assert isinstance(program, ast.Program)
+    assert isinstance(node, ast.Program | ast.SesQuery)
+    return node
+
+
+def parse_program(text: str) -> ast.Program:
+    """Parses a program (DEFINE statements, UNION of queries, or one query) into its AST;
+    raises QuerySyntaxError with line and column."""
+    program = _build(text)
+    if isinstance(program, ast.SesQuery):
+        raise QuerySyntaxError(
+            "this text is an event-set pattern SEQ({...}): compile it with kleene.compile()",
+            line=program.span.line,
+            column=program.span.column,
+            text=text,
+        )
     return program
+
+
+def parse_ses(text: str) -> ast.SesQuery:
+    """Parses an event-set (SES) query, ``PATTERN SEQ({C c, P+ p}, B b) WHERE ...
+    WITHIN ...``; QuerySyntaxError for any other text."""
+    node = _build(text)
+    if not isinstance(node, ast.SesQuery):
+        raise QuerySyntaxError(
+            "this text is not an event-set pattern: write PATTERN SEQ({T1 v1, T2+ v2}, ...)",
+            line=1,
+            column=1,
+            text=text,
+        )
+    return node
+
+
+def is_ses(text: str) -> bool:
+    """Whether ``text`` parses as an event-set (SES) query (its pattern holds a set in
+    braces). False for text that does not parse: the caller reports that error."""
+    try:
+        tree = parse_tree(text)
+    except QueryError:
+        return False
+    return any(tree.find_data("event_set"))
 
 
 def parse(text: str) -> ast.Query:

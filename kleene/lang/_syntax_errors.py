@@ -84,6 +84,7 @@ _EXPRESSION_START = frozenset(
         "MAX",
         "SUM",
         "COUNT",
+        "PREV",
     }
 )
 _OPERATORS = frozenset({"PLUS", "MINUS", "MUL_OP", "COMPARE", "AND", "AMPERSANDS", "WEDGE", "OR"})
@@ -102,7 +103,7 @@ def describe_expected(expected: Collection[str]) -> str:
         left.discard("SEQ_GROUP")
     if {"NAME", "NEG_MARK"} <= left:
         phrases.append(_COMPONENT)
-        left -= {"NAME", "NEG_MARK"}
+        left -= {"NAME", "NEG_MARK", "LBRACE"}  # an event set {T v, ...} is a component too
     if "NUMBER" in left and "NAME" in left:
         if "STRATEGY" in left:
             phrases.append(_WORDS["STRATEGY"])

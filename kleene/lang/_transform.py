@@ -98,6 +98,7 @@ class _KleeneSeq:
 
 
 _Part = ast.Component | _NegatedSeq | _KleeneSeq
+_PARTS = (ast.Component, _NegatedSeq, _KleeneSeq, ast.EventSet)
 
 
 def _flatten(parts: Sequence[_Part]) -> tuple[ast.Component, ...]:
@@ -145,8 +146,13 @@ class AstBuilder(Transformer[Token, ast.Program]):
 
     # --- query ----------------------------------------------------------------------
 
-    def start(self, meta: Meta, children: list[Any]) -> ast.Program:
+    def start(self, meta: Meta, children: list[Any]) -> ast.Program | ast.SesQuery:
         definitions = [c for c in children if isinstance(c, ast.Definition)]
+        ses = next((c for c in children if isinstance(c, ast.SesQuery)), None)
+        if ses is not None:
+            if definitions:
+                raise self._no_composition(ses, "a program with DEFINE")
+            return ses
         body = next(c for c in children if isinstance(c, ast.Union))
         seen: dict[str, ast.Definition] = {}
         for d in definitions:
@@ -161,14 +167,29 @@ class AstBuilder(Transformer[Token, ast.Program]):
         return ast.Program(tuple(definitions), body, span=self._span(meta))
 
     def definition(self, meta: Meta, children: list[Any]) -> ast.Definition:
+        if isinstance(children[3], ast.SesQuery):
+            raise self._no_composition(children[3], "a DEFINE")
         return ast.Definition(str(children[1]), children[3], span=self._tspan(children[1]))
 
-    def union(self, meta: Meta, children: list[Any]) -> ast.Union:
-        branches = tuple(c for c in children if isinstance(c, ast.Query))
+    def union(self, meta: Meta, children: list[Any]) -> ast.Union | ast.SesQuery:
+        queries = [c for c in children if isinstance(c, ast.Query | ast.SesQuery)]
+        for q in queries:
+            if isinstance(q, ast.SesQuery):
+                if len(queries) > 1:
+                    raise self._no_composition(q, "a UNION")
+                return q
+        branches = tuple(q for q in queries if isinstance(q, ast.Query))
         return ast.Union(branches, span=self._span(meta))
 
-    def query(self, meta: Meta, children: list[Any]) -> ast.Query:
-        pattern: ast.Seq = children[0]
+    def _no_composition(self, query: ast.SesQuery, where: str) -> QuerySyntaxError:
+        return self._error(
+            f"an event-set pattern SEQ({{...}}) is a query of its own: it cannot be part of "
+            f"{where}; compile it alone with kleene.compile()",
+            query.span,
+        )
+
+    def query(self, meta: Meta, children: list[Any]) -> ast.Query | ast.SesQuery:
+        pattern: ast.Seq | ast.SetSeq = children[0]
         seen: dict[str, ast.Span] = {}
         fields: dict[str, Any] = {}
         for keyword, span, values in children[1:]:
@@ -181,6 +202,8 @@ class AstBuilder(Transformer[Token, ast.Program]):
                 )
             seen[keyword] = span
             fields.update(values)
+        if isinstance(pattern, ast.SetSeq):
+            return self._ses_query(pattern, seen, fields, self._span(meta))
         strategy_list = fields.pop("strategy_list", ())
         spans = tuple(span for _, _, span in strategy_list)
         query = ast.Query(
@@ -188,7 +211,46 @@ class AstBuilder(Transformer[Token, ast.Program]):
         )
         self._check_strategy_list(pattern, strategy_list)
         self._check_equivalences(query)
+        prev = next(query.find(ast.Prev), None)
+        if prev is not None:
+            raise self._error(
+                f"prev({prev.var}.{prev.attr}) belongs to event-set patterns SEQ({{...}}); "
+                f"in a SASE+ query write {prev.var}[i-1].{prev.attr} for a Kleene variable",
+                prev.span,
+            )
         return query
+
+    def _ses_query(
+        self,
+        pattern: ast.SetSeq,
+        seen: dict[str, ast.Span],
+        fields: dict[str, Any],
+        span: ast.Span,
+    ) -> ast.SesQuery:
+        """An SES query takes WHERE (without a selection strategy) and WITHIN only."""
+        for keyword in ("RETURN", "OUTPUT", "CONFIDENCE"):
+            if keyword in seen:
+                raise self._error(
+                    f"an event-set pattern SEQ({{...}}) takes WHERE and WITHIN only, not "
+                    f"{keyword} (choose all, earliest or maximal matches with output=)",
+                    seen[keyword],
+                )
+        if fields.get("strategy") is not None:
+            raise self._error(
+                "an event-set pattern SEQ({...}) has no selection strategy: its matches are "
+                "all substitutions of Definition 2 (choose earliest or maximal ones with "
+                "output=); write WHERE <conditions>",
+                seen["WHERE"],
+            )
+        where = fields.get("where", ())
+        for c in where:
+            if isinstance(c, ast.Equivalence):
+                raise self._error(
+                    "an event-set pattern has no equivalence test [attr]: write the "
+                    "relationships, like a.attr = b.attr",
+                    c.span,
+                )
+        return ast.SesQuery(pattern, where, fields.get("within"), span=span)
 
     def _check_strategy_list(
         self, pattern: ast.Seq, names: Sequence[tuple[str, bool, ast.Span]]
@@ -220,13 +282,58 @@ class AstBuilder(Transformer[Token, ast.Program]):
 
     # --- pattern --------------------------------------------------------------------
 
-    def seq_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq:
-        parts = [c for c in children if isinstance(c, ast.Component | _NegatedSeq | _KleeneSeq)]
-        return ast.Seq(_flatten(parts), span=self._tspan(children[1]))
+    def seq_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq | ast.SetSeq:
+        parts = [c for c in children if isinstance(c, _PARTS)]
+        if any(isinstance(p, ast.EventSet) for p in parts):
+            return self._set_seq(parts, self._tspan(children[1]))
+        plain = [p for p in parts if not isinstance(p, ast.EventSet)]
+        return ast.Seq(_flatten(plain), span=self._tspan(children[1]))
 
-    def single_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq:
+    def single_pattern(self, meta: Meta, children: list[Any]) -> ast.Seq | ast.SetSeq:
         part = children[1]
+        if isinstance(part, ast.EventSet):
+            return ast.SetSeq((part,), span=part.span)
         return ast.Seq(_flatten([part]), span=part.span)
+
+    def _set_seq(self, parts: list[Any], span: ast.Span) -> ast.SetSeq:
+        """The sets of an SES pattern; a plain ``B b`` is a set of one."""
+        sets: list[ast.EventSet] = []
+        seen: dict[str, ast.Span] = {}
+        for part in parts:
+            if isinstance(part, ast.Component) and not (part.kleene or part.negated):
+                member = ast.SetMember(part.event_type, part.var, span=part.span)
+                part = ast.EventSet((member,), span=part.span)
+            if not isinstance(part, ast.EventSet):
+                raise self._error(
+                    "an event-set pattern SEQ({...}) holds event sets like {C c, P+ p} and "
+                    "single variables like B b, not Kleene variables T+ v[], negations or "
+                    "nested SEQ groups (write T+ v inside braces for one or more events)",
+                    part.span,
+                )
+            for member in part.members:
+                if member.var in seen:
+                    first = seen[member.var]
+                    raise self._error(
+                        f"variable {member.var} is declared twice (first at line "
+                        f"{first.line}, column {first.column}): the sets of a pattern are "
+                        "disjoint",
+                        member.span,
+                    )
+                seen[member.var] = member.span
+            sets.append(part)
+        return ast.SetSeq(tuple(sets), span=span)
+
+    def event_set(self, meta: Meta, children: list[Any]) -> ast.EventSet:
+        members = tuple(c for c in children if isinstance(c, ast.SetMember))
+        return ast.EventSet(members, span=self._span(meta))
+
+    def set_single(self, meta: Meta, children: list[Token]) -> ast.SetMember:
+        var = self._variable(children[1])
+        return ast.SetMember(str(children[0]), var, span=self._span(meta))
+
+    def set_plus(self, meta: Meta, children: list[Token]) -> ast.SetMember:
+        var = self._variable(children[2])
+        return ast.SetMember(str(children[0]), var, plus=True, span=self._span(meta))
 
     def _variable(self, token: Token) -> str:
         name = str(token)
@@ -263,7 +370,7 @@ class AstBuilder(Transformer[Token, ast.Program]):
         """The single-event members of a nested sequence."""
         members: list[ast.Component] = []
         for part in children:
-            if not isinstance(part, ast.Component | _NegatedSeq | _KleeneSeq):
+            if not isinstance(part, _PARTS):
                 continue
             if not isinstance(part, ast.Component) or part.kleene or part.negated:
                 raise self._error(
@@ -438,6 +545,14 @@ class AstBuilder(Transformer[Token, ast.Program]):
 
     def attr_ref(self, meta: Meta, children: list[Token]) -> ast.Expr:
         return ast.AttrRef(str(children[0]), str(children[1]), span=self._span(meta))
+
+    def prev_ref(self, meta: Meta, children: list[Any]) -> ast.Expr:
+        ref = children[1]
+        if not isinstance(ref, ast.AttrRef) or ref.index is not None:
+            raise self._error(
+                "prev() takes one attribute of a variable, as in prev(p.V)", self._span(meta)
+            )
+        return ast.Prev(ref.var, ref.attr, span=self._span(meta))
 
     def len_ref(self, meta: Meta, children: list[Token]) -> ast.Expr:
         return ast.LenRef(str(children[0]), span=self._span(meta))

@@ -335,3 +335,51 @@ class Program(Node):
         if self.definitions or len(self.body.branches) != 1:
             return None
         return self.body.branches[0]
+
+
+# --- event-set (SES) patterns (match-window paper, section 3, Definition 1) -------------
+
+
+@dataclass(frozen=True)
+class Prev(Expr):
+    """``prev(var.attr)``: in ``prev(v.A) op v.A``, the event bound to ``v+`` just before
+    each other one (allowed only in an SES pattern)."""
+
+    var: str
+    attr: str
+
+
+@dataclass(frozen=True)
+class SetMember(Node):
+    """``Type var`` (one event) or ``Type+ var`` (one or more) in an event set."""
+
+    event_type: str
+    var: str
+    plus: bool = False
+
+
+@dataclass(frozen=True)
+class EventSet(Node):
+    """``{C c, P+ p}``: variables whose events may occur in any order."""
+
+    members: tuple[SetMember, ...]
+    _children: ClassVar[tuple[str, ...]] = ("members",)
+
+
+@dataclass(frozen=True)
+class SetSeq(Node):
+    """``SEQ({...}, {...}, B b)``: a sequence of event sets (a plain ``B b`` is a set of
+    one)."""
+
+    sets: tuple[EventSet, ...]
+    _children: ClassVar[tuple[str, ...]] = ("sets",)
+
+
+@dataclass(frozen=True)
+class SesQuery(Node):
+    """An SES query: event sets, the WHERE conjuncts in text order, and WITHIN."""
+
+    pattern: SetSeq
+    where: tuple[Expr, ...] = ()
+    within: Window | None = None
+    _children: ClassVar[tuple[str, ...]] = ("pattern", "where", "within")
