@@ -23,7 +23,7 @@ import numpy as np
 
 from kleene.compiler.columnar import GiveUp, Raw, conjunction
 from kleene.compiler.expr import Load
-from kleene.eventsets.callables import property_test
+from kleene.eventsets.compile import properties_test
 from kleene.eventsets.model import SesPattern
 
 Event = Mapping[str, Any]
@@ -43,15 +43,15 @@ class PropertyBits:
         #: bit of variable i (v_1 is the highest)
         self.bits = tuple(1 << (self.m - 1 - i) for i in range(self.m))
         self.properties = tuple(pattern.properties(v.name) for v in variables)
-        self._tests: tuple[tuple[Callable[[Event], bool], ...], ...] = tuple(
-            tuple(property_test(c) for c in props) for props in self.properties
+        self._tests: tuple[Callable[[Event], bool], ...] = tuple(
+            properties_test(props) for props in self.properties
         )
 
     def of(self, event: Event) -> int:
         """``ē`` for one event."""
         out = 0
-        for bit, tests in zip(self.bits, self._tests, strict=True):
-            if all(test(event) for test in tests):
+        for bit, test in zip(self.bits, self._tests, strict=True):
+            if test(event):
                 out |= bit
         return out
 
@@ -68,10 +68,10 @@ class PropertyBits:
                 columns[key] = [e.get(key) for e in events]
             return columns[key]
 
-        for bit, props, tests in zip(self.bits, self.properties, self._tests, strict=True):
+        for bit, props, test in zip(self.bits, self.properties, self._tests, strict=True):
             try:
                 holds = conjunction([c.comparison for c in props], resolve, n)
             except GiveUp:
-                holds = np.fromiter((all(t(e) for t in tests) for e in events), dtype=bool, count=n)
+                holds = np.fromiter((test(e) for e in events), dtype=bool, count=n)
             total[holds] |= bit
         return total.tolist()

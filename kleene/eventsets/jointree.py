@@ -30,7 +30,7 @@ import bisect
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from kleene.eventsets.callables import pair_test, property_test
+from kleene.eventsets.compile import pair_test, properties_test
 from kleene.eventsets.model import ConstraintForm, SesMatch, SesPattern
 from kleene.eventsets.windows import TIME, each_window
 
@@ -57,9 +57,7 @@ class JoinTreeMatcher:
         self.plus = {v.name: v.plus for v in pattern.variables}
         self.set_of = {v.name: v.set_index for v in pattern.variables}
         self.first_set = tuple(v.name for v in pattern.sets[0]) if pattern.sets else ()
-        self.properties = {
-            n: tuple(property_test(c) for c in pattern.properties(n)) for n in self.names
-        }
+        self.properties = {n: properties_test(pattern.properties(n)) for n in self.names}
         self.prev: dict[str, tuple[Callable[[Event, Event], bool], ...]] = {
             n: () for n in self.names
         }
@@ -153,8 +151,8 @@ class _Search:
         self.events = events[:n]
         self.times = [e[TIME] for e in self.events]
         self.candidates = {
-            v: [i for i in range(n) if all(t(self.events[i]) for t in tests)]
-            for v, tests in matcher.properties.items()
+            v: [i for i in range(n) if test(self.events[i])]
+            for v, test in matcher.properties.items()
         }
         self._pairs: dict[tuple[int, int, int], bool] = {}
         self._leaves: dict[str, list[Binding]] = {}

@@ -9,24 +9,22 @@ from typing import Any
 import pytest
 
 from kleene.errors import KleeneError
+from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.jointree import JoinTreeMatcher
 from kleene.eventsets.model import SesMatch
 from kleene.eventsets.partitioning import partition_attributes, partition_key
 from kleene.eventsets.twophase import Flags, TwoPhase
-from tests.eventsets.patterns import pattern, prop, rel
 
 
 def _events(*rows: tuple[str, int]) -> list[dict[str, Any]]:
-    return [{"L": label, "K": 1, "timestamp": t} for label, t in rows]
+    return [{"type": label, "K": 1, "timestamp": t} for label, t in rows]
 
 
 def _keys(matches: list[SesMatch]) -> set[tuple[Any, ...]]:
     return {m.key() for m in matches}
 
 
-C_THEN_B = pattern(
-    [[("c", False)], [("b", False)]], [prop("c", "L", "=", "C"), prop("b", "L", "=", "B")], 10
-)
+C_THEN_B = ses_pattern("PATTERN SEQ({C c}, {B b}) WITHIN 10")
 
 
 def test_an_event_never_counted_is_not_uncounted() -> None:
@@ -42,11 +40,7 @@ def test_events_counted_before_a_reset_are_not_uncounted() -> None:
     """c@0 leaves at c@6 and resets the counters of p and b, which held p@4 and b@5.
     p@7 and b@8 are counted afresh; when p@4 and b@5 leave later, the counts of p@7
     and b@8 must survive, or the window starting at c@6 is rejected."""
-    three = pattern(
-        [[("c", False)], [("p", False)], [("b", False)]],
-        [prop("c", "L", "=", "C"), prop("p", "L", "=", "P"), prop("b", "L", "=", "B")],
-        5,
-    )
+    three = ses_pattern("PATTERN SEQ({C c}, {P p}, {B b}) WITHIN 5")
     events = _events(("C", 0), ("P", 4), ("B", 5), ("C", 6), ("P", 7), ("B", 8), ("C", 20))
     found = TwoPhase(three, JoinTreeMatcher).run(events)
     assert _keys(found) == {
@@ -64,18 +58,24 @@ def test_drain_skips_a_first_event_of_a_later_set() -> None:
     }
 
 
-def test_partitioning_needs_every_pair_related() -> None:
-    sets = [[("a", False), ("b", False)], [("c", False)]]
-    chain = [rel("a", "K", "=", "b", "K"), rel("c", "K", "=", "b", "K")]
-    assert partition_attributes(pattern(sets, chain, 5)) == ("K",)
-    assert partition_attributes(pattern(sets, chain[:1], 5)) == ()
-    other_attr = [rel("a", "K", "=", "b", "K"), rel("b", "J", "=", "c", "J")]
-    assert partition_attributes(pattern(sets, other_attr, 5)) == ()
-    not_equal = [rel("a", "K", "=", "b", "K"), rel("b", "K", "<", "c", "K")]
-    assert partition_attributes(pattern(sets, not_equal, 5)) == ()
-    one = [[("a", True)]]
-    assert partition_attributes(pattern(one, [], 5)) == ()
-    assert partition_attributes(pattern(one, [rel("a", "K", "=", "a", "K")], 5)) == ("K",)
+@pytest.mark.parametrize(
+    ("where", "attributes"),
+    [
+        ("a.K = b.K AND c.K = b.K", ("K",)),  # closed transitively: a.K = c.K
+        ("a.K = b.K AND c.K = b.K AND a.J = b.J AND b.J = c.J", ("J", "K")),
+        ("a.K = b.K", ()),  # c is not related
+        ("a.K = b.K AND b.J = c.J", ()),  # two attributes, neither relates all
+        ("a.K = b.K AND b.K < c.K", ()),  # only equalities partition
+        ("a.K = b.J AND b.J = c.K", ()),  # over one attribute only (Definition 6)
+    ],
+)
+def test_partitioning_attributes(where: str, attributes: tuple[str, ...]) -> None:
+    query = f"PATTERN SEQ({{A a, B b}}, {{C c}}) WHERE {where} WITHIN 5"
+    assert partition_attributes(ses_pattern(query)) == attributes
+
+
+def test_one_variable_has_no_partitioning() -> None:
+    assert partition_attributes(ses_pattern("PATTERN SEQ({A+ a}) WITHIN 5")) == ()
 
 
 def test_an_event_without_a_usable_key_is_in_no_partition() -> None:
@@ -88,20 +88,12 @@ def test_an_event_without_a_usable_key_is_in_no_partition() -> None:
 def test_partitioned_equality_removed_still_exact_for_nulls() -> None:
     """Two events with a null K would satisfy the pattern once c.K = b.K is removed,
     were they put in one partition: they are in none, as the relationship fails."""
-    p = pattern(
-        [[("c", False)], [("b", False)]],
-        [
-            prop("c", "L", "=", "C"),
-            prop("b", "L", "=", "B"),
-            rel("c", "K", "=", "b", "K", nullable=True),
-        ],
-        10,
-    )
+    p = ses_pattern("PATTERN SEQ({C c}, {B b}) WHERE c.K = b.K WITHIN 10")
     events = [
-        {"L": "C", "K": None, "timestamp": 0},
-        {"L": "B", "K": None, "timestamp": 1},
-        {"L": "C", "K": 2, "timestamp": 2},
-        {"L": "B", "K": 2, "timestamp": 3},
+        {"type": "C", "K": None, "timestamp": 0},
+        {"type": "B", "K": None, "timestamp": 1},
+        {"type": "C", "K": 2, "timestamp": 2},
+        {"type": "B", "K": 2, "timestamp": 3},
     ]
     expected = {SesMatch({"c": (2,), "b": (3,)}).key()}
     assert _keys(TwoPhase(p, JoinTreeMatcher).run(events)) == expected

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.filtering import PropertyBits, bit_string
 from kleene.eventsets.jointree import JoinTreeMatcher
 from kleene.eventsets.model import SesMatch, SesPattern
@@ -22,7 +23,15 @@ from kleene.eventsets.partitioning import partition_attributes, without_partitio
 from kleene.eventsets.summary import SummaryStatistics
 from kleene.eventsets.twophase import Flags, TwoPhase
 from kleene.eventsets.windows import MatchWindow
-from tests.eventsets.chemo_events import CHEMO, P1, e
+from tests.eventsets.chemo import Q1, rows
+
+P1 = ses_pattern(Q1, time_unit="d")
+CHEMO = rows()
+
+
+def e(n: int) -> int:
+    """The position of event e_n."""
+    return n - 1
 
 
 def _m(c: int, p: tuple[int, ...], b: int) -> tuple[Any, ...]:
