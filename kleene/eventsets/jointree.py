@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 from kleene.eventsets.compile import pair_test, properties_test
 from kleene.eventsets.model import ConstraintForm, SesMatch, SesPattern
+from kleene.eventsets.selection import check_output, select
 from kleene.eventsets.windows import TIME, each_window
 
 Event = Mapping[str, Any]
@@ -49,10 +50,13 @@ class Relation(NamedTuple):
 
 
 class JoinTreeMatcher:
-    """Algorithm A by joins: :meth:`matches` on one window, :meth:`run_all` on a stream."""
+    """Algorithm A by joins: :meth:`matches` on one window, :meth:`run_all` on a stream.
+    ``output``: "all", "earliest", "maximal" or "earliest-maximal", selected among the
+    matches of each window (:mod:`kleene.eventsets.selection`)."""
 
-    def __init__(self, pattern: SesPattern) -> None:
+    def __init__(self, pattern: SesPattern, output: str = "all") -> None:
         self.pattern = pattern
+        self.output = check_output(output)
         self.names = tuple(v.name for v in pattern.variables)
         self.plus = {v.name: v.plus for v in pattern.variables}
         self.set_of = {v.name: v.set_index for v in pattern.variables}
@@ -89,7 +93,7 @@ class JoinTreeMatcher:
                 for found in self._join(search, seed):
                     bindings = {v: tuple(positions[i] for i in b) for v, b in found.items()}
                     out.append(SesMatch(bindings))
-        return out
+        return select(out, self.output)
 
     def run_all(self, events: Sequence[Event]) -> list[SesMatch]:
         """Every match of a stream in time order: the algorithm on each match window."""
