@@ -29,6 +29,7 @@ from kleene.eventsets.model import SesMatch, SesPattern, Time
 from kleene.eventsets.partitioning import (
     partition_attributes,
     partition_key,
+    removed,
     without_partitioning,
 )
 from kleene.eventsets.windows import TIME, MatchWindow
@@ -96,6 +97,47 @@ class TwoPhase:
         self.bits = PropertyBits(pattern)
         self._needs_bits = filtering or conditions
         self.reset()
+
+    def explain(self) -> list[str]:
+        """Which pre-processing steps apply to this pattern, and why (one line each)."""
+        unfiltered = [v.name for v in self.pattern.variables if not self.pattern.properties(v.name)]
+        lines = [f"match windows of τ = {self.pattern.window:g} (Definition 3)"]
+        if not self.flags.filtering:
+            lines.append("filtering: off")
+        elif unfiltered:
+            lines.append(
+                f"filtering: no effect, {', '.join(unfiltered)} has no property "
+                "(every event may match it)"
+            )
+        else:
+            lines.append(
+                "filtering: events satisfying the properties of no variable are dropped (Theorem 1)"
+            )
+        if not self.flags.partitioning:
+            lines.append("partitioning: off")
+        elif self.attributes:
+            gone = ", ".join(
+                f"{c.variables[0]}.{c.attributes[0]} = {c.variables[1]}.{c.attributes[1]}"
+                for c in removed(self.pattern, self.attributes)
+            )
+            lines.append(
+                f"partitioning: one window per {', '.join(self.attributes)} (Definition 6); "
+                f"A no longer tests {gone}"
+            )
+        else:
+            lines.append(
+                "partitioning: no effect, no attribute relates every pair of variables "
+                "by equalities (Definition 6)"
+            )
+        if self.flags.conditions:
+            lines.append(
+                "conditions: A is called only on windows with at least "
+                f"{len(self.pattern.variables)} events whose first event may bind a variable "
+                "of the first set and whose summary statistics are all positive (Theorem 2)"
+            )
+        else:
+            lines.append("conditions: off (A is called on every window)")
+        return lines
 
     def reset(self) -> None:
         """Forget every window (a fresh stream)."""

@@ -122,3 +122,15 @@ def test_flags_by_name() -> None:
     assert Flags.parse("fc").name == "fc"
     with pytest.raises(KleeneError, match="unknown pruning"):
         Flags.parse("fx")
+
+
+def test_explain_says_which_steps_apply_and_why() -> None:
+    query = "PATTERN SEQ({C c}, {B b}) WHERE c.K = b.K WITHIN 10"
+    lines = TwoPhase(ses_pattern(query), JoinTreeMatcher).explain()
+    assert "Theorem 1" in lines[1]
+    assert "one window per K" in lines[2] and "c.K = b.K" in lines[2]
+    assert "at least 2 events" in lines[3]
+    lines = TwoPhase(ses_pattern("PATTERN SEQ({C c}, {B b}) WITHIN 10"), JoinTreeMatcher).explain()
+    assert "partitioning: no effect" in lines[2]
+    off = TwoPhase(ses_pattern(query), JoinTreeMatcher, False, False, False).explain()
+    assert [line.split(":")[1].strip() for line in off[1:3]] == ["off", "off"]
