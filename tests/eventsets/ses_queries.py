@@ -1,4 +1,5 @@
-"""Hypothesis strategies for random SES queries (text) and small streams of rows."""
+"""Hypothesis strategies for random SES queries (text) whose variables are often all
+related by equalities, so partitioning applies (rows: tests/eventsets/strategies.py)."""
 
 from __future__ import annotations
 
@@ -6,35 +7,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-TYPES = ("A", "B", "C")
+TYPES = ("A", "B")
 OPS = ("=", "!=", "<", "<=", ">", ">=")
-
-
-@st.composite
-def streams(draw: Any, max_events: int = 9) -> list[dict[str, Any]]:
-    """Rows in time order (ties allowed): a type, a partition-like K and a value V."""
-    n = draw(st.integers(0, max_events))
-    time, rows = 0, []
-    for i in range(n):
-        time += draw(st.integers(0, 2))
-        rows.append(
-            {
-                "type": draw(st.sampled_from(TYPES)),
-                "timestamp": time,
-                "id": f"e{i}",
-                "K": draw(st.integers(0, 1)),
-                "V": draw(st.integers(0, 3)),
-            }
-        )
-    return rows
 
 
 @st.composite
 def ses_queries(draw: Any, max_variables: int = 4) -> str:
     """A random event-set pattern: 1-3 sets of ``v`` / ``v+`` variables, properties on
-    V, equalities on K (often relating every variable, so partitioning applies),
-    comparisons between variables, prev on V, and a window of 1-8 (types A and B:
-    C events are noise for filtering)."""
+    y, equalities on x (often relating every variable, so partitioning applies),
+    comparisons between variables, prev on y, and a window of 1-8 (types A and B;
+    the rows' D events are noise for filtering)."""
     m = draw(st.integers(1, max_variables))
     k = draw(st.integers(1, min(3, m)))
     cuts = (
@@ -48,7 +30,7 @@ def ses_queries(draw: Any, max_variables: int = 4) -> str:
     sets = [
         "{"
         + ", ".join(
-            f"{draw(st.sampled_from(TYPES[:2]))}{'+' if plus[i] else ''} {names[i]}"
+            f"{draw(st.sampled_from(TYPES))}{'+' if plus[i] else ''} {names[i]}"
             for i in range(bounds[s], bounds[s + 1])
         )
         + "}"
@@ -57,14 +39,14 @@ def ses_queries(draw: Any, max_variables: int = 4) -> str:
     where = []
     for i in range(m):
         if draw(st.integers(0, 3)) == 0:
-            where.append(f"{names[i]}.V {draw(st.sampled_from(OPS))} {draw(st.integers(0, 3))}")
+            where.append(f"{names[i]}.y {draw(st.sampled_from(OPS))} {draw(st.integers(0, 2))}")
         if plus[i] and draw(st.booleans()):
-            where.append(f"prev({names[i]}.V) {draw(st.sampled_from(OPS))} {names[i]}.V")
+            where.append(f"prev({names[i]}.y) {draw(st.sampled_from(OPS))} {names[i]}.y")
     if m > 1 and draw(st.booleans()):  # a chain of equalities: partitioning applies
-        where += [f"{names[i]}.K = {names[i + 1]}.K" for i in range(m - 1)]
+        where += [f"{names[i]}.x = {names[i + 1]}.x" for i in range(m - 1)]
     for _ in range(draw(st.integers(0, 2)) if m > 1 else 0):
         i, j = draw(st.lists(st.integers(0, m - 1), min_size=2, max_size=2, unique=True))
-        attr = draw(st.sampled_from(("K", "V")))
+        attr = draw(st.sampled_from(("x", "y")))
         where.append(f"{names[i]}.{attr} {draw(st.sampled_from(OPS))} {names[j]}.{attr}")
     text = f"PATTERN SEQ({', '.join(sets)})"
     if where:

@@ -16,7 +16,8 @@ from kleene.eventsets.jointree import JoinTreeMatcher
 from kleene.eventsets.model import SesMatch
 from kleene.eventsets.twophase import Flags, TwoPhase
 from kleene.oracle.eventsets import evaluate
-from tests.eventsets.ses_queries import ses_queries, streams
+from tests.eventsets.ses_queries import ses_queries
+from tests.eventsets.strategies import ses_rows as streams
 
 PRUNINGS = ("none", "f", "fp", "fpc", "c", "pc")
 ALGORITHMS = {"join tree": JoinTreeMatcher, "automaton": AutomatonMatcher}
