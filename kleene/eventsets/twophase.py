@@ -33,6 +33,7 @@ from kleene.eventsets.partitioning import (
     without_partitioning,
 )
 from kleene.eventsets.windows import TIME, MatchWindow
+from kleene.runtime import snapshot
 
 Event = Mapping[str, Any]
 
@@ -201,6 +202,52 @@ class TwoPhase:
                 window.dequeue()
         self.windows.clear()
         return out
+
+    def to_data(self) -> dict[str, Any]:
+        """The state as plain data for :mod:`kleene.runtime.snapshot`: each window's
+        events with their input positions, the next position, the last time read and
+        the counters. The bit vectors and summary statistics are not saved: loading
+        reads each window's events again, which counts no more than the incremental
+        statistics did and still every event of a match in the window."""
+        c = self.counters
+        return {
+            "position": self._position,
+            "last": self._last,
+            "counters": (c.events, c.kept, c.windows, c.calls, c.events_to_a),
+            "windows": [
+                (key, [(e.position, dict(e.event)) for e in window.entries])
+                for key, window in self.windows.items()
+            ],
+        }
+
+    def from_data(self, data: Any) -> None:
+        """Resume from :meth:`to_data`'s data (SnapshotError if it is malformed)."""
+        with snapshot.loading():
+            position, last, counters, windows = snapshot.fields_of(
+                data, "the event-set state", "position", "last", "counters", "windows"
+            )
+            self.reset()
+            self._position = snapshot.integer(position, "the next position", 0)
+            self._last = snapshot.optional_number(last, "the last time")
+            counts = snapshot.sequence(counters, "the counters", tuple, 5)
+            self.counters = Counters(*(snapshot.integer(n, "a counter", 0) for n in counts))
+            for item in snapshot.sequence(windows, "the windows"):
+                key, entries = snapshot.sequence(item, "a window", tuple, 2)
+                self.windows[snapshot.partition_key(key)] = self._window(key, entries)
+
+    def _window(self, key: tuple[Any, ...], entries: Any) -> MatchWindow:
+        window = MatchWindow(self.pattern, self.flags.conditions)
+        previous = -1
+        for entry in snapshot.sequence(entries, "a window's events"):
+            at, event = snapshot.sequence(entry, "a window's event", tuple, 2)
+            at = snapshot.integer(at, "an event's position", previous + 1, self._position)
+            time = snapshot.number(snapshot.mapping(event, "an event").get(TIME), "a time")
+            if self.attributes and partition_key(event, self.attributes) != key:
+                snapshot.fail(f"event {at} is not of its window's partition {key!r}")
+            bits = self.bits.of(event) if self._needs_bits else 0
+            window.enqueue(at, event, time, bits)
+            previous = at
+        return window
 
     def _call(self, window: MatchWindow) -> list[SesMatch]:
         """A on a complete window, if it is a candidate (lazy evaluation)."""

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
-from kleene.errors import KleeneError
+from kleene.errors import KleeneError, SnapshotError
 from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.jointree import JoinTreeMatcher
 from kleene.eventsets.model import SesMatch
 from kleene.eventsets.partitioning import partition_attributes, partition_key
 from kleene.eventsets.twophase import Flags, TwoPhase
+from kleene.runtime import snapshot
 
 
 def _events(*rows: tuple[str, int]) -> list[dict[str, Any]]:
@@ -134,3 +135,31 @@ def test_explain_says_which_steps_apply_and_why() -> None:
     assert "partitioning: no effect" in lines[2]
     off = TwoPhase(ses_pattern(query), JoinTreeMatcher, False, False, False).explain()
     assert [line.split(":")[1].strip() for line in off[1:3]] == ["off", "off"]
+
+
+def test_a_snapshot_resumes_where_it_left_off() -> None:
+    """Half of a partitioned stream, saved through the snapshot format and resumed by
+    a new strategy, then the other half: the matches of one uninterrupted run."""
+    query = "PATTERN SEQ({C c, P+ p}, {B b}) WHERE c.K = p.K AND p.K = b.K WITHIN 6"
+    pattern = ses_pattern(query)
+    labels = "CPBPCBPPBCBB"
+    events = [{"type": t, "K": i % 2, "timestamp": i} for i, t in enumerate(labels)]
+    whole = TwoPhase(pattern, JoinTreeMatcher).run(events)
+    first = TwoPhase(pattern, JoinTreeMatcher)
+    found = [m for event in events[:7] for m in first.push(event)]
+    saved = snapshot.dumps(first.to_data())
+    second = TwoPhase(pattern, JoinTreeMatcher)
+    second.from_data(snapshot.loads(saved))
+    found += [m for event in events[7:] for m in second.push(event)] + second.flush()
+    assert whole and _keys(found) == _keys(whole)
+    assert len(found) == len(whole)
+
+
+def test_a_malformed_snapshot_is_refused() -> None:
+    strategy = TwoPhase(C_THEN_B, JoinTreeMatcher)
+    strategy.push({"type": "C", "K": 1, "timestamp": 0})
+    data = strategy.to_data()
+    with pytest.raises(SnapshotError, match="not a record"):
+        strategy.from_data({**data, "extra": 1})
+    with pytest.raises(SnapshotError, match="position"):
+        strategy.from_data({**data, "windows": [((), [(5, {"timestamp": 0})])]})
