@@ -122,8 +122,9 @@ def throughput(
     )
     start = time.process_time()
     matches, read = 0, 0
-    for read, event in enumerate(events, start=1):
+    for event in events:
         matches += len(strategy.push(event))
+        read += 1
         if time.process_time() - start > limit:
             break
     matches += len(strategy.flush())
