@@ -24,8 +24,9 @@ from kleene.errors import (
     position,
 )
 from kleene.events import EventFields, check_input
+from kleene.eventsets.query import SesQuery
 from kleene.imprecise import IntervalQuery
-from kleene.lang import ast, parse, validate
+from kleene.lang import ast, is_ses, parse, validate
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.choice import choose_engine
 from kleene.runtime.config import MatcherConfig
@@ -302,7 +303,7 @@ def compile(text: str, *, time: Literal["point"] = "point", **options: Any) -> Q
 def compile(text: str, *, time: Literal["interval"], **options: Any) -> IntervalQuery: ...
 
 
-def compile(text: str, *, time: str = "point", **options: Any) -> Query | IntervalQuery:
+def compile(text: str, *, time: str = "point", **options: Any) -> Query | IntervalQuery | SesQuery:
     """Compile a query. ``time`` is the events' time model: "point" (a timestamp each)
     or "interval" (an uncertainty interval each: :class:`kleene.imprecise.IntervalQuery`
     and its options). Options: strategy, output, time_field, type_field, id_field,
@@ -310,10 +311,15 @@ def compile(text: str, *, time: str = "point", **options: Any) -> Query | Interv
     matcher, default 1,000,000, None for no limit), engine ("auto", "nfa", "merge",
     "postpone", ...), time_unit (what one unit of a numeric time column is: "ns", "us",
     "ms", "s", "min", "h" or "d"; needed by a WITHIN with a unit over numeric times).
+    An event-set pattern ``PATTERN SEQ({C c, P+ p}, B b) ...`` compiles to a
+    :class:`kleene.eventsets.query.SesQuery` (its options: output "all", "earliest",
+    "maximal" or "earliest-maximal", the field names, time_unit, max_matches, engine).
     Raises QuerySyntaxError / QueryError."""
     kind = QUERY_KINDS.get(time)
     if kind is None:
         raise QueryError(f"unknown time model {time!r}; expected one of: {', '.join(QUERY_KINDS)}")
+    if time == "point" and is_ses(text):
+        return SesQuery(text, **options)
     return kind(text, **options)
 
 

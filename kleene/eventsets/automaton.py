@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kleene.eventsets.compile import TIME, Row, pair_test, properties_test
 from kleene.eventsets.model import ConstraintForm, SesMatch, SesPattern
@@ -47,13 +48,13 @@ class _Variable:
     prevs: tuple[Callable[[Row, Row], bool], ...]
 
 
-@dataclass(frozen=True)
-class _Instance:
-    """One automaton instance: state ``(set_index, bound)`` and its bindings (indices
-    into the window, per variable); ``last`` is the time of the latest event bound."""
+class _Instance(NamedTuple):
+    """One automaton instance: state ``(set_index, bound)`` (``bound`` a bit per
+    variable) and its bindings (indices into the window, per variable); ``last`` is the
+    time of the latest event bound."""
 
     set_index: int
-    bound: frozenset[int]
+    bound: int
     bindings: tuple[tuple[int, ...], ...]
     last: int | float
 
@@ -89,7 +90,10 @@ class AutomatonMatcher:
             )
             for i, v in enumerate(pattern.variables)
         )
-        self.sets = tuple(frozenset(index[v.name] for v in group) for group in pattern.sets)
+        self.sets = tuple(sum(1 << index[v.name] for v in group) for group in pattern.sets)
+        # the variables whose properties an event satisfies, by stream position (an
+        # event is in several windows); each entry keeps its row, to know it is the same
+        self._fits: dict[int, tuple[Row, tuple[_Variable, ...]]] = {}
 
     # --- algorithm A -----------------------------------------------------------------
 
@@ -98,7 +102,7 @@ class AutomatonMatcher:
         ``events`` in time order, ``positions`` their stream positions."""
         if not events:
             return []
-        found = self._all_from_first(events)
+        found = self._all_from_first(events, self._fitting(events, positions))
         out = [
             SesMatch(
                 {
@@ -124,27 +128,44 @@ class AutomatonMatcher:
 
     # --- the automaton ----------------------------------------------------------------
 
-    def _all_from_first(self, events: Sequence[Row]) -> list[tuple[tuple[int, ...], ...]]:
+    def _fitting(
+        self, events: Sequence[Row], positions: Sequence[int]
+    ) -> list[tuple[_Variable, ...]]:
+        """Per event of the window, the variables whose properties it satisfies."""
+        cache = self._fits
+        if len(cache) > 4 * len(events) + 1024:  # drop what earlier windows left behind
+            for p in [p for p in cache if p < positions[0]]:
+                del cache[p]
+        out = []
+        for row, p in zip(events, positions, strict=True):
+            hit = cache.get(p)
+            if hit is None or hit[0] is not row:
+                hit = cache[p] = (row, tuple(v for v in self.variables if v.test(row)))
+            out.append(hit[1])
+        return out
+
+    def _all_from_first(
+        self, events: Sequence[Row], fitting: list[tuple[_Variable, ...]]
+    ) -> list[tuple[tuple[int, ...], ...]]:
         first_time = events[0][TIME]
-        empty = tuple(() for _ in self.variables)
-        instances: list[_Instance] = []
+        accepting = (len(self.sets) - 1, self.sets[-1])
+        instances = [_Instance(0, 0, tuple(() for _ in self.variables), first_time)]
         found: list[tuple[tuple[int, ...], ...]] = []
-        start = _Instance(0, frozenset(), empty, first_time)
         for k, row in enumerate(events):
             if row[TIME] - first_time > self.pattern.window:
                 break
-            fits = [v for v in self.variables if v.test(row)]
-            pool = [start] if k == 0 else instances
             grown: list[_Instance] = []
-            for inst in pool:
-                for v in fits:
+            for inst in instances:
+                for v in fitting[k]:
                     nxt = self._bind(inst, v, k, row, events)
-                    if nxt is None:
-                        continue
-                    grown.append(nxt)
-                    if nxt.set_index == len(self.sets) - 1 and nxt.bound == self.sets[-1]:
-                        found.append(nxt.bindings)
-            instances = grown if k == 0 else instances + grown
+                    if nxt is not None:
+                        grown.append(nxt)
+                        if (nxt.set_index, nxt.bound) == accepting:
+                            found.append(nxt.bindings)
+            if k == 0:
+                instances = grown  # the first event is bound: every match starts there
+            else:
+                instances.extend(grown)
         return found
 
     def _bind(
@@ -152,15 +173,15 @@ class AutomatonMatcher:
     ) -> _Instance | None:
         """The instance after binding event ``k`` to ``v``, or None when no transition
         allows it."""
-        current = self.sets[inst.set_index]
+        bit = 1 << v.index
         if v.set_index == inst.set_index:
-            if v.index in inst.bound and not v.plus:
+            if inst.bound & bit and not v.plus:
                 return None
-            bound = inst.bound | {v.index}
-        elif v.set_index == inst.set_index + 1 and inst.bound == current:
+            bound = inst.bound | bit
+        elif v.set_index == inst.set_index + 1 and inst.bound == self.sets[inst.set_index]:
             if not row[TIME] > inst.last:
                 return None
-            bound = frozenset({v.index})
+            bound = bit
         else:
             return None
         own = inst.bindings[v.index]

@@ -38,14 +38,6 @@ from kleene.times import MICROS, missing_time_unit, time_unit_seconds
 Row = Mapping[str, Any]
 TYPE, TIME, ID = "type", "timestamp", "id"
 
-_OPS = {
-    ast.BinOp.EQ: "=",
-    ast.BinOp.NE: "!=",
-    ast.BinOp.LT: "<",
-    ast.BinOp.LE: "<=",
-    ast.BinOp.GT: ">",
-    ast.BinOp.GE: ">=",
-}
 #: ``x op y`` is ``y FLIPPED[op] x``
 FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _ALLOWED = (
@@ -128,9 +120,10 @@ class _Lowering:
 
     def constraint(self, node: ast.Expr) -> Constraint:
         """One WHERE conjunct as a constraint of Definition 1."""
-        if not (isinstance(node, ast.Binary) and node.op in _OPS):
+        if not (isinstance(node, ast.Binary) and node.op.is_comparison):
             raise self.error(f"{_ALLOWED}; this is not a comparison", node.span)
-        left, right, op = node.left, node.right, _OPS[node.op]
+        left, right = node.left, node.right
+        op = "=" if node.op is ast.BinOp.EQ else node.op.value  # the IR's spelling
         for operand in (left, right):
             if not isinstance(operand, ast.AttrRef | ast.Literal | ast.Prev):
                 raise self.error(

@@ -29,7 +29,7 @@ def check_output(output: str) -> str:
 
 def select(matches: Sequence[SesMatch], output: str) -> list[SesMatch]:
     """The matches the output keeps (``output`` canonical, see :func:`check_output`)."""
-    if output == "all":
+    if output == "all" or len(matches) < 2:  # a witness would be another match
         return list(matches)
     keep = list(matches)
     if output in ("earliest", "earliest-maximal"):

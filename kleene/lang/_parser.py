@@ -85,6 +85,8 @@ def parse_ses(text: str) -> ast.SesQuery:
 def is_ses(text: str) -> bool:
     """Whether ``text`` parses as an event-set (SES) query (its pattern holds a set in
     braces). False for text that does not parse: the caller reports that error."""
+    if "{" not in text:  # no set, and no parse of the whole text
+        return False
     try:
         tree = parse_tree(text)
     except QueryError:

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lark import Token, Transformer, v_args
+from lark import Token, v_args
 from lark.tree import Meta
 
-from kleene.errors import QuerySyntaxError, line_starts, position
 from kleene.lang import ast
+from kleene.lang._ses_transform import SesTransforms, ses_output
 
 _COMPARISONS = {
     "=": ast.BinOp.EQ,
@@ -56,14 +56,6 @@ _UNITS = {
     "day": ast.TimeUnit.DAYS,
     "days": ast.TimeUnit.DAYS,
 }
-# Words that the grammar reads as keywords where an expression starts, so a variable
-# with such a name could never be referenced.
-RESERVED_NAMES = frozenset(
-    {"and", "or", "not", "true", "false", "avg", "min", "max", "sum", "count", "i"}
-)
-_STRATEGY_NAME = re.compile(
-    r"(strict|partition)_contiguity|skip_till_(next|any)_match", re.IGNORECASE
-)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 _ESCAPE_RE = re.compile(r"\\(.)", re.DOTALL)
 
@@ -116,33 +108,16 @@ def _flatten(parts: Sequence[_Part]) -> tuple[ast.Component, ...]:
 
 
 @v_args(meta=True)
-class AstBuilder(Transformer[Token, ast.Program]):
+class AstBuilder(SesTransforms):
     """Builds a :class:`~kleene.lang.ast.Program` from a parse tree of a query text."""
 
     def __init__(self, text: str) -> None:
-        super().__init__()
-        self._text = text
-        self._starts = line_starts(text)
+        super().__init__(text)
         # Expressions written in parentheses, by id: such an AND is one WHERE conjunct.
         # Literals read straight from a NUMBER token, by id: `-` folds them into a
         # negative literal. The values keep the nodes alive, so no id is reused.
         self._grouped: dict[int, ast.Expr] = {}
         self._numbers: dict[int, ast.Expr] = {}
-
-    def _span(self, meta: Meta) -> ast.Span:
-        """Where a node starts, by :func:`kleene.errors.position` (not lark's own line
-        count, which knows only "\\n" as a line break)."""
-        if getattr(meta, "empty", True):
-            return ast.Span.unknown()
-        return ast.Span(*position(self._text, meta.start_pos, self._starts))
-
-    def _tspan(self, token: Token) -> ast.Span:
-        if token.start_pos is None:
-            return ast.Span.unknown()
-        return ast.Span(*position(self._text, token.start_pos, self._starts))
-
-    def _error(self, message: str, span: ast.Span) -> QuerySyntaxError:
-        return QuerySyntaxError(message, line=span.line, column=span.column, text=self._text)
 
     # --- query ----------------------------------------------------------------------
 
@@ -181,13 +156,6 @@ class AstBuilder(Transformer[Token, ast.Program]):
         branches = tuple(q for q in queries if isinstance(q, ast.Query))
         return ast.Union(branches, span=self._span(meta))
 
-    def _no_composition(self, query: ast.SesQuery, where: str) -> QuerySyntaxError:
-        return self._error(
-            f"an event-set pattern SEQ({{...}}) is a query of its own: it cannot be part of "
-            f"{where}; compile it alone with kleene.compile()",
-            query.span,
-        )
-
     def query(self, meta: Meta, children: list[Any]) -> ast.Query | ast.SesQuery:
         pattern: ast.Seq | ast.SetSeq = children[0]
         seen: dict[str, ast.Span] = {}
@@ -204,6 +172,7 @@ class AstBuilder(Transformer[Token, ast.Program]):
             fields.update(values)
         if isinstance(pattern, ast.SetSeq):
             return self._ses_query(pattern, seen, fields, self._span(meta))
+        self._check_sase_output(fields, seen)
         strategy_list = fields.pop("strategy_list", ())
         spans = tuple(span for _, _, span in strategy_list)
         query = ast.Query(
@@ -211,46 +180,8 @@ class AstBuilder(Transformer[Token, ast.Program]):
         )
         self._check_strategy_list(pattern, strategy_list)
         self._check_equivalences(query)
-        prev = next(query.find(ast.Prev), None)
-        if prev is not None:
-            raise self._error(
-                f"prev({prev.var}.{prev.attr}) belongs to event-set patterns SEQ({{...}}); "
-                f"in a SASE+ query write {prev.var}[i-1].{prev.attr} for a Kleene variable",
-                prev.span,
-            )
+        self._check_prev(query)
         return query
-
-    def _ses_query(
-        self,
-        pattern: ast.SetSeq,
-        seen: dict[str, ast.Span],
-        fields: dict[str, Any],
-        span: ast.Span,
-    ) -> ast.SesQuery:
-        """An SES query takes WHERE (without a selection strategy) and WITHIN only."""
-        for keyword in ("RETURN", "OUTPUT", "CONFIDENCE"):
-            if keyword in seen:
-                raise self._error(
-                    f"an event-set pattern SEQ({{...}}) takes WHERE and WITHIN only, not "
-                    f"{keyword} (choose all, earliest or maximal matches with output=)",
-                    seen[keyword],
-                )
-        if fields.get("strategy") is not None:
-            raise self._error(
-                "an event-set pattern SEQ({...}) has no selection strategy: its matches are "
-                "all substitutions of Definition 2 (choose earliest or maximal ones with "
-                "output=); write WHERE <conditions>",
-                seen["WHERE"],
-            )
-        where = fields.get("where", ())
-        for c in where:
-            if isinstance(c, ast.Equivalence):
-                raise self._error(
-                    "an event-set pattern has no equivalence test [attr]: write the "
-                    "relationships, like a.attr = b.attr",
-                    c.span,
-                )
-        return ast.SesQuery(pattern, where, fields.get("within"), span=span)
 
     def _check_strategy_list(
         self, pattern: ast.Seq, names: Sequence[tuple[str, bool, ast.Span]]
@@ -294,54 +225,6 @@ class AstBuilder(Transformer[Token, ast.Program]):
         if isinstance(part, ast.EventSet):
             return ast.SetSeq((part,), span=part.span)
         return ast.Seq(_flatten([part]), span=part.span)
-
-    def _set_seq(self, parts: list[Any], span: ast.Span) -> ast.SetSeq:
-        """The sets of an SES pattern; a plain ``B b`` is a set of one."""
-        sets: list[ast.EventSet] = []
-        seen: dict[str, ast.Span] = {}
-        for part in parts:
-            if isinstance(part, ast.Component) and not (part.kleene or part.negated):
-                member = ast.SetMember(part.event_type, part.var, span=part.span)
-                part = ast.EventSet((member,), span=part.span)
-            if not isinstance(part, ast.EventSet):
-                raise self._error(
-                    "an event-set pattern SEQ({...}) holds event sets like {C c, P+ p} and "
-                    "single variables like B b, not Kleene variables T+ v[], negations or "
-                    "nested SEQ groups (write T+ v inside braces for one or more events)",
-                    part.span,
-                )
-            for member in part.members:
-                if member.var in seen:
-                    first = seen[member.var]
-                    raise self._error(
-                        f"variable {member.var} is declared twice (first at line "
-                        f"{first.line}, column {first.column}): the sets of a pattern are "
-                        "disjoint",
-                        member.span,
-                    )
-                seen[member.var] = member.span
-            sets.append(part)
-        return ast.SetSeq(tuple(sets), span=span)
-
-    def event_set(self, meta: Meta, children: list[Any]) -> ast.EventSet:
-        members = tuple(c for c in children if isinstance(c, ast.SetMember))
-        return ast.EventSet(members, span=self._span(meta))
-
-    def set_single(self, meta: Meta, children: list[Token]) -> ast.SetMember:
-        var = self._variable(children[1])
-        return ast.SetMember(str(children[0]), var, span=self._span(meta))
-
-    def set_plus(self, meta: Meta, children: list[Token]) -> ast.SetMember:
-        var = self._variable(children[2])
-        return ast.SetMember(str(children[0]), var, plus=True, span=self._span(meta))
-
-    def _variable(self, token: Token) -> str:
-        name = str(token)
-        if name.lower() in RESERVED_NAMES or _STRATEGY_NAME.fullmatch(name):
-            raise self._error(
-                f"'{name}' is a reserved word and cannot name a variable", self._tspan(token)
-            )
-        return name
 
     def single_component(self, meta: Meta, children: list[Token]) -> ast.Component:
         return ast.Component(str(children[0]), self._variable(children[1]), span=self._span(meta))
@@ -472,6 +355,9 @@ class AstBuilder(Transformer[Token, ast.Program]):
         return ast.ReturnItem(expr, None if alias is None else str(alias), span=self._span(meta))
 
     def output_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Span, dict]:
+        choice = ses_output(children[1])
+        if choice is not None:
+            return "OUTPUT", self._span(meta), {"ses_output": choice}
         return "OUTPUT", self._span(meta), {"output": ast.OutputFormat.parse(children[1])}
 
     def confidence_clause(self, meta: Meta, children: list[Token]) -> tuple[str, ast.Span, dict]:
@@ -545,14 +431,6 @@ class AstBuilder(Transformer[Token, ast.Program]):
 
     def attr_ref(self, meta: Meta, children: list[Token]) -> ast.Expr:
         return ast.AttrRef(str(children[0]), str(children[1]), span=self._span(meta))
-
-    def prev_ref(self, meta: Meta, children: list[Any]) -> ast.Expr:
-        ref = children[1]
-        if not isinstance(ref, ast.AttrRef) or ref.index is not None:
-            raise self._error(
-                "prev() takes one attribute of a variable, as in prev(p.V)", self._span(meta)
-            )
-        return ast.Prev(ref.var, ref.attr, span=self._span(meta))
 
     def len_ref(self, meta: Meta, children: list[Token]) -> ast.Expr:
         return ast.LenRef(str(children[0]), span=self._span(meta))

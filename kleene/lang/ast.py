@@ -377,9 +377,11 @@ class SetSeq(Node):
 
 @dataclass(frozen=True)
 class SesQuery(Node):
-    """An SES query: event sets, the WHERE conjuncts in text order, and WITHIN."""
+    """An SES query: event sets, the WHERE conjuncts in text order, WITHIN, and the
+    OUTPUT clause's choice ("all", "earliest", "maximal", "earliest-maximal") if any."""
 
     pattern: SetSeq
     where: tuple[Expr, ...] = ()
     within: Window | None = None
+    output: str | None = None
     _children: ClassVar[tuple[str, ...]] = ("pattern", "where", "within")

@@ -1,8 +1,9 @@
 """The oracle of event-set (SES) patterns: every substitution, checked by Definition 2.
 
 Match-window paper (Cadonna, Gamper, Böhlen), section 3. Straight from the definitions
-and sharing nothing with the engines but the parser: the WHERE conjuncts are read from
-the AST and interpreted here, so property tests can hold the SES matchers against it.
+and sharing nothing with the engines but the parser and WITHIN's unit conversion: the
+WHERE conjuncts are read from the AST and interpreted here, so property tests can hold
+the SES matchers against it.
 Inputs are a dozen events; speed is no concern.
 
 A substitution binds each variable ``v`` to one event and each ``v+`` to a non-empty
@@ -28,8 +29,7 @@ Readings (docs/semantics.md, "Event-set patterns"):
 from __future__ import annotations
 
 import datetime as dt
-import operator
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations, pairwise, product
 from typing import Any
 
@@ -41,13 +41,6 @@ Row = Mapping[str, Any]
 Binding = dict[str, tuple[int, ...]]
 
 OUTPUTS = ("all", "earliest", "maximal", "earliest-maximal")
-
-_ORDER: dict[ast.BinOp, Callable[[Any, Any], bool]] = {
-    ast.BinOp.LT: operator.lt,
-    ast.BinOp.LE: operator.le,
-    ast.BinOp.GT: operator.gt,
-    ast.BinOp.GE: operator.ge,
-}
 
 
 def _orderable(a: Any, b: Any) -> bool:
@@ -69,7 +62,9 @@ def _holds(op: ast.BinOp, a: Any, b: Any) -> bool:
     if not _orderable(a, b):
         return False
     try:
-        return _ORDER[op](a, b)
+        if a == b:
+            return op in (ast.BinOp.LE, ast.BinOp.GE)
+        return bool(a < b) == (op in (ast.BinOp.LT, ast.BinOp.LE))
     except TypeError:  # naive and aware datetimes
         return False
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from kleene.compiler.plan import Plan
 from kleene.errors import EventError
@@ -34,10 +34,21 @@ from kleene.times import MICROS, missing_time_unit, time_unit_seconds
 USABLE_KINDS = frozenset({"boolean", "number", "string", "datetime"})
 
 
+class Requirements(Protocol):
+    """What admission checks: a plan's, or another kind of query's (event sets)."""
+
+    @property
+    def required(self) -> dict[str, tuple[str, ...]]: ...
+    @property
+    def kind_groups(self) -> dict[tuple[str, str], int]: ...
+    @property
+    def group_kinds(self) -> dict[int, str]: ...
+
+
 class Validator:
     """Checks one event's fields against what the plan needs."""
 
-    def __init__(self, plan: Plan, learned: dict[int, str]) -> None:
+    def __init__(self, plan: Requirements, learned: dict[int, str]) -> None:
         self.required = plan.required
         self.groups = plan.kind_groups
         self.demanded = plan.group_kinds

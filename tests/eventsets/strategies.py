@@ -57,8 +57,9 @@ def ses_queries(draw: st.DrawFn, max_variables: int = 4, max_plus: int = 2) -> s
 
 
 @st.composite
-def ses_rows(draw: st.DrawFn, max_events: int = 8) -> list[dict[str, Any]]:
-    """Events in time order (ties allowed) with small integer attributes."""
+def ses_rows(draw: st.DrawFn, max_events: int = 8, missing: bool = False) -> list[dict[str, Any]]:
+    """Events in time order (ties allowed) with small integer attributes; with
+    ``missing``, y may be None or absent."""
     n = draw(st.integers(0, max_events) | st.just(max_events))
     steps = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
     rows, time = [], 0
@@ -73,4 +74,9 @@ def ses_rows(draw: st.DrawFn, max_events: int = 8) -> list[dict[str, Any]]:
                 "y": draw(st.integers(0, 2)),
             }
         )
+        if missing and draw(st.booleans()):
+            if draw(st.booleans()):
+                del rows[-1]["y"]
+            else:
+                rows[-1]["y"] = None
     return rows

@@ -1,0 +1,182 @@
+"""A push-based matcher of an SES query, with snapshots.
+
+Events are admitted (:mod:`kleene.eventsets.admission`), then go through a pipeline of
+match windows (:mod:`kleene.eventsets.stream`) that calls the matching algorithm on each
+complete window. Matches are :class:`kleene.match.Match` values, like every query's:
+ids and positions per variable, start and end times as given. The state is saved in
+the versioned snapshot format of :mod:`kleene.runtime.snapshot` (data only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kleene.errors import MatchLimitError
+from kleene.events import EventFields, read_batch, read_time
+from kleene.eventsets.admission import AdmissionState, SesAdmission, SesRequirements
+from kleene.eventsets.compile import ID, TIME
+from kleene.eventsets.model import SesPattern
+from kleene.eventsets.stream import Found, Pipeline
+from kleene.match import Match, RejectedEvent
+from kleene.runtime import snapshot
+
+#: builds the pipeline for the pattern of the stream's time kind
+PipelineFactory = Callable[[SesPattern], Pipeline]
+
+
+class SesMatcher:
+    """Evaluates one SES query over a stream pushed to it in time order."""
+
+    def __init__(
+        self,
+        pattern_of: Callable[[bool], SesPattern],
+        needs: SesRequirements,
+        fields: EventFields,
+        pipeline: PipelineFactory,
+        fingerprint: bytes,
+        max_matches: int | None = None,
+        state: bytes | None = None,
+    ) -> None:
+        self.pattern_of = pattern_of  # datetimes? -> the pattern with τ in those units
+        self.needs = needs
+        self.fields = fields
+        self.make_pipeline = pipeline
+        self.fingerprint = fingerprint
+        self.max_matches = max_matches
+        self.reported = 0
+        self.st = AdmissionState()
+        self.pipeline: Pipeline | None = None
+        if state is not None:
+            self._restore(snapshot.unseal(state, snapshot.QUERY, fingerprint))
+        self.admission = SesAdmission(needs, self.st)
+
+    # --- public API -------------------------------------------------------------------
+
+    def push(self, events: Any) -> list[Match]:
+        """Feed events in time order; return the matches whose windows completed."""
+        batch = read_batch(events, self.fields, self.st.arrived)
+        found: list[Found] = []
+        for position, row in self.admission.admit(batch):
+            found += self._pipe().push(position, row)
+        return self._output(found)
+
+    def advance_to(self, time: Any) -> list[Match]:
+        """No event before ``time`` will come (a later one is rejected as late):
+        evaluate the windows that completes."""
+        internal, kind = read_time(time)
+        if internal is None:
+            raise TypeError(f"cannot use {time!r} as a time")
+        st = self.st
+        if st.time_kind is not None and kind != st.time_kind:
+            raise TypeError(f"{time!r} is a {kind}, the stream's times are {st.time_kind}s")
+        if st.time_kind is not None and (st.clock is None or internal > st.clock):
+            st.clock = internal
+        if self.pipeline is None:
+            return []
+        return self._output(self.pipeline.advance(internal))
+
+    def flush(self) -> list[Match]:
+        """End of stream: every remaining window is evaluated."""
+        if self.pipeline is None:
+            return []
+        return self._output(self.pipeline.flush())
+
+    def take_rejected(self) -> list[RejectedEvent]:
+        """The events rejected since the last call, each with its reason."""
+        return self.st.take_rejected()
+
+    @property
+    def rejected_count(self) -> int:
+        """Events rejected since the stream began."""
+        return self.st.rejected_count
+
+    def snapshot(self) -> bytes:
+        """The matcher's state in the snapshot format; ``SesQuery.matcher(state=...)``
+        of the same query and options resumes from it."""
+        st = self.st
+        tree = {
+            "arrived": st.arrived,
+            "position": st.position,
+            "time_kind": st.time_kind,
+            "tz": st.tz,
+            "clock": st.clock,
+            "learned": dict(st.learned),
+            "rejected_count": st.rejected_count,
+            "reported": self.reported,
+            "buffer": None if self.pipeline is None else self.pipeline.to_data(),
+        }
+        return snapshot.seal(snapshot.QUERY, self.fingerprint, tree)
+
+    # --- internals --------------------------------------------------------------------
+
+    def _pipe(self) -> Pipeline:
+        if self.pipeline is None:
+            self.pipeline = self.make_pipeline(self.pattern_of(self.st.time_kind == "datetime"))
+        return self.pipeline
+
+    def _output(self, found: list[Found]) -> list[Match]:
+        out = []
+        for f in sorted(found, key=lambda f: _order(f.match.bindings)):
+            if self.max_matches is not None and self.reported >= self.max_matches:
+                raise MatchLimitError(
+                    f"more than max_matches={self.max_matches} matches: raise max_matches "
+                    "(None for no limit) or narrow the query (output='earliest-maximal', "
+                    "a shorter WITHIN)"
+                )
+            out.append(self._match(f))
+            self.reported += 1
+        return out
+
+    def _match(self, f: Found) -> Match:
+        bindings = f.match.bindings
+        times = [f.rows[p][TIME] for seq in bindings.values() for p in seq]
+        return Match(
+            variables={v: tuple(f.rows[p][ID] for p in seq) for v, seq in bindings.items()},
+            positions=dict(bindings),
+            start=self.admission.time_out(min(times)),
+            end=self.admission.time_out(max(times)),
+        )
+
+    def _restore(self, tree: Any) -> None:
+        with snapshot.loading():
+            names = [
+                "arrived",
+                "position",
+                "time_kind",
+                "tz",
+                "clock",
+                "learned",
+                "rejected_count",
+                "reported",
+                "buffer",
+            ]
+            values = dict(
+                zip(names, snapshot.fields_of(tree, "the SES state", *names), strict=True)
+            )
+            st = self.st
+            st.arrived = snapshot.integer(values["arrived"], "arrived", 0)
+            st.position = snapshot.integer(values["position"], "position", 0, st.arrived + 1)
+            kind = values["time_kind"]
+            if kind not in (None, "number", "datetime"):
+                snapshot.fail("the time kind")
+            st.time_kind, st.tz = kind, values["tz"]
+            st.clock = snapshot.optional_number(values["clock"], "the clock")
+            learned = snapshot.mapping(values["learned"], "the learned kinds")
+            for group, k in learned.items():
+                snapshot.integer(group, "a kind group", 0)
+                if k not in ("number", "string", "boolean", "datetime"):
+                    snapshot.fail("a learned kind")
+            st.learned = learned
+            st.rejected_count = snapshot.integer(values["rejected_count"], "rejected count", 0)
+            self.reported = snapshot.integer(values["reported"], "reported", 0)
+            buffer = values["buffer"]
+            if buffer is not None:
+                if kind is None:
+                    snapshot.fail("buffered events without a time kind")
+                self._pipe().load(buffer, st.position)
+
+
+def _order(bindings: Any) -> tuple[Any, ...]:
+    positions = sorted(p for seq in bindings.values() for p in seq)
+    return (positions[0], positions[-1], positions)

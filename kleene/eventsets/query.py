@@ -1,0 +1,207 @@
+"""The compiled SES query: ``kleene.compile(text)`` for an event-set pattern.
+
+``PATTERN SEQ({C c, P+ p}, B b) WHERE ... WITHIN 15 days`` (match-window paper,
+section 3). Its output is every match of Definition 2 (``output="all"``) or the earliest,
+the maximal, or the earliest and maximal ones (docs/semantics.md, "Event-set
+patterns"). Evaluation: match windows over the stream with the automaton-based matcher
+as algorithm A (:mod:`kleene.eventsets.automaton`).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from kleene.errors import QueryError, RejectedEventsWarning
+from kleene.events import EventFields
+from kleene.eventsets.admission import requirements
+from kleene.eventsets.automaton import AutomatonMatcher
+from kleene.eventsets.compile import ses_pattern
+from kleene.eventsets.matcher import SesMatcher
+from kleene.eventsets.model import Constraint, ConstraintForm, SesPattern
+from kleene.eventsets.selection import OUTPUTS, check_output
+from kleene.eventsets.stream import Pipeline, PlainWindows
+from kleene.lang import parse_ses
+from kleene.match import Match, RejectedEvent
+from kleene.runtime.limits import DEFAULT_MAX_MATCHES
+from kleene.runtime.snapshot import digest
+from kleene.times import time_unit_seconds
+
+ENGINES = ("auto", "automaton")
+
+
+@dataclass(frozen=True)
+class SesRunResult:
+    """Everything one batch run produced (as :class:`kleene.RunResult`)."""
+
+    matches: list[Match]
+    rejected: list[RejectedEvent] = field(default_factory=list)
+
+
+class SesQuery:
+    """A compiled SES query. Create with :func:`kleene.compile`.
+
+    Options: ``output`` ("all", "earliest", "maximal" or "earliest-maximal"),
+    ``type_field``, ``time_field``, ``id_field``, ``time_unit`` (what one unit of a
+    numeric time column is; needed by a WITHIN with a unit over numeric times),
+    ``max_matches`` (per matcher, None for no limit) and ``engine`` ("auto" or
+    "automaton")."""
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        output: str | None = None,
+        type_field: str = "type",
+        time_field: str = "timestamp",
+        id_field: str = "id",
+        time_unit: str | None = None,
+        max_matches: int | None = DEFAULT_MAX_MATCHES,
+        engine: str = "auto",
+        **unsupported: Any,
+    ) -> None:
+        if unsupported:
+            names = ", ".join(sorted(unsupported))
+            raise QueryError(
+                f"an event-set pattern does not take {names}; its options are output, "
+                "type_field, time_field, id_field, time_unit, max_matches and engine"
+            )
+        if max_matches is not None and max_matches < 0:
+            raise ValueError("max_matches must be >= 0 (or None for no limit)")
+        if engine not in ENGINES:
+            raise QueryError(f"unknown engine {engine!r}; expected one of: {', '.join(ENGINES)}")
+        if time_unit is not None:
+            try:
+                time_unit_seconds(time_unit)
+            except ValueError as e:
+                raise QueryError(str(e)) from None
+        self.text = text
+        self.ast = parse_ses(text)
+        try:  # the option wins over the OUTPUT clause
+            self.output = check_output(output or self.ast.output or "all")
+        except ValueError as e:
+            raise QueryError(str(e)) from None
+        self.fields = EventFields(type_field, time_field, id_field)
+        self.time_unit = time_unit
+        self.max_matches = max_matches
+        self.engine = "automaton"
+        # lowering checks the constraints now; this pattern's τ is in microseconds (as
+        # for datetimes): pattern_for() gives τ in a stream's units
+        self.pattern: SesPattern = ses_pattern(self.ast, text, datetimes=True)
+        self.needs = requirements(self.pattern)
+
+    # --- facts about the query ----------------------------------------------------
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return tuple(v.name for v in self.pattern.variables)
+
+    @property
+    def kleene_variables(self) -> frozenset[str]:
+        return frozenset(v.name for v in self.pattern.variables if v.plus)
+
+    def pattern_for(self, datetimes: bool) -> SesPattern:
+        """The pattern with τ in the units of a datetime or numeric time column
+        (EventError for a WITHIN with a unit over numeric times without time_unit)."""
+        return _pattern(self.text, self.time_unit, datetimes)
+
+    @property
+    def fingerprint(self) -> bytes:
+        """What a matcher's state means: the text and every option that changes it."""
+        f = self.fields
+        facts = ["ses", self.text, self.output, f.type_field, f.time_field, f.id_field]
+        return digest([*facts, self.time_unit, self.engine])
+
+    # --- evaluation -----------------------------------------------------------------
+
+    def matcher(self, state: bytes | None = None) -> SesMatcher:
+        """A push-based matcher (``push``, ``advance_to``, ``flush``, ``snapshot``);
+        ``state`` resumes from :meth:`SesMatcher.snapshot`."""
+        return SesMatcher(
+            self.pattern_for,
+            self.needs,
+            self.fields,
+            self.pipeline,
+            self.fingerprint,
+            self.max_matches,
+            state,
+        )
+
+    def pipeline(self, pattern: SesPattern) -> Pipeline:
+        """The match windows and the algorithm A a matcher runs: for now plain match
+        windows (no pre-processing) with the automaton."""
+        return PlainWindows(pattern, AutomatonMatcher(pattern, self.output))
+
+    def run_detailed(self, events: Any) -> SesRunResult:
+        """Match a whole finite input; the matches (ordered by last event, then first
+        event) and the rejected events with their reasons."""
+        m = self.matcher()
+        matches = [*m.push(events), *m.flush()]
+        matches.sort(key=lambda x: (x.last_position, x.first_position, _positions(x)))
+        return SesRunResult(matches, m.take_rejected())
+
+    def run(self, events: Any) -> list[Match]:
+        """All matches (of the chosen output) over a finite input, ordered by last
+        event, then first event. Input: a pyarrow Table or RecordBatch, a pandas
+        DataFrame, one event as a mapping, or an iterable of mappings. Rejected events
+        are counted in a RejectedEventsWarning; :meth:`run_detailed` lists them."""
+        result = self.run_detailed(events)
+        if result.rejected:
+            n, first = len(result.rejected), result.rejected[0].reason
+            warnings.warn(
+                RejectedEventsWarning(
+                    f"{n} event(s) rejected, the first because of: {first}; "
+                    "run_detailed() gives the reason of each"
+                ),
+                stacklevel=2,
+            )
+        return result.matches
+
+    def explain(self) -> str:
+        """The pattern, the output and how it is evaluated."""
+        lines = [
+            f"engine: {self.engine} (automaton-based SES matcher, match-window paper "
+            "section 5, over plain match windows: no pre-processing)",
+            f"output: {self.output} (one of {', '.join(OUTPUTS)})",
+            "sets:",
+        ]
+        for i, group in enumerate(self.pattern.sets, start=1):
+            members = ", ".join(f"{v.name}+" if v.plus else v.name for v in group)
+            lines.append(f"  B{i} = {{{members}}}")
+        lines.append("constraints:")
+        for c in self.pattern.constraints:
+            lines.append(f"  {c.form.value}: {_constraint_text(c)}")
+        lines.append(f"window: WITHIN {_window_text(self)}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"kleene.compile({self.text!r})"
+
+
+def _constraint_text(c: Constraint) -> str:
+    if c.form is ConstraintForm.PROPERTY:
+        value = getattr(c.comparison.right, "value", None)
+        return f"{c.variables[0]}.{c.attributes[0]} {c.op} {json.dumps(value, ensure_ascii=False)}"
+    if c.form is ConstraintForm.PREV:
+        v, a = c.variables[0], c.attributes[0]
+        return f"prev({v}.{a}) {c.op} {v}.{a}"
+    (vi, vj), (a, b) = c.variables, c.attributes
+    return f"{vi}.{a} {c.op} {vj}.{b}"
+
+
+def _window_text(q: SesQuery) -> str:
+    w = q.ast.within
+    assert w is not None
+    return f"{w.amount}" + ("" if w.unit is None else f" {w.unit.name.lower()}")
+
+
+def _positions(m: Match) -> tuple[int, ...]:
+    return tuple(sorted(p for ps in m.positions.values() for p in ps))
+
+
+@lru_cache(maxsize=256)
+def _pattern(text: str, time_unit: str | None, datetimes: bool) -> SesPattern:
+    return ses_pattern(text, time_unit=time_unit, datetimes=datetimes)
