@@ -123,7 +123,7 @@ def throughput(
     start = time.process_time()
     matches, read = 0, 0
     for event in events:
-        matches += len(strategy.push(event))
+        matches += len(strategy.push(read, event))
         read += 1
         if time.process_time() - start > limit:
             break

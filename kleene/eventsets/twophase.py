@@ -19,9 +19,9 @@ match), and the loop stops once no later start can match (:meth:`MatchWindow.hop
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from kleene.errors import KleeneError
 from kleene.eventsets.filtering import PropertyBits
@@ -32,17 +32,11 @@ from kleene.eventsets.partitioning import (
     removed,
     without_partitioning,
 )
+from kleene.eventsets.stream import Algorithm, Found, found
 from kleene.eventsets.windows import TIME, MatchWindow
 from kleene.runtime import snapshot
 
 Event = Mapping[str, Any]
-
-
-class WindowAlgorithm(Protocol):
-    """A matching algorithm A (Definition 4): the matches among ``events`` (a match
-    window, in time order, with their input ``positions``) that start at ``events[0]``."""
-
-    def matches(self, events: Sequence[Event], positions: Sequence[int]) -> list[SesMatch]: ...
 
 
 @dataclass
@@ -84,7 +78,7 @@ class TwoPhase:
     def __init__(
         self,
         pattern: SesPattern,
-        algorithm: Callable[[SesPattern], WindowAlgorithm],
+        algorithm: Callable[[SesPattern], Algorithm],
         filtering: bool = True,
         partitioning: bool = True,
         conditions: bool = True,
@@ -144,27 +138,77 @@ class TwoPhase:
         """Forget every window (a fresh stream)."""
         self.windows: dict[tuple[Any, ...], MatchWindow] = {}
         self.counters = Counters()
-        self._position = 0
         self._last: Time | None = None
 
     def run(self, events: Iterable[Event]) -> list[SesMatch]:
-        """Every match in a stream (in time order), from a fresh start."""
+        """Every match in a stream in time order (positions are indices), afresh."""
         self.reset()
         batch = list(events)
         bits = self.bits.of_batch(batch) if self._needs_bits else [0] * len(batch)
-        out: list[SesMatch] = []
-        for event, b in zip(batch, bits, strict=True):
-            out += self._push(event, b)
+        out: list[Found] = []
+        for position, (event, b) in enumerate(zip(batch, bits, strict=True)):
+            out += self._push(position, event, b)
         out += self.flush()
+        return [f.match for f in out]
+
+    # --- the pipeline a SesMatcher drives (kleene.eventsets.stream.Pipeline) ---------
+
+    def push(self, position: int, row: Event) -> list[Found]:
+        """Read the event at input ``position``; the matches of the windows it
+        completes."""
+        return self._push(position, row, self.bits.of(row) if self._needs_bits else 0)
+
+    def advance(self, time: Any) -> list[Found]:
+        """No event before ``time`` will come: call A on the windows that completes."""
+        out: list[Found] = []
+        for window in self.windows.values():
+            out += self._complete(window, time)
         return out
 
-    def push(self, event: Event) -> list[SesMatch]:
-        """Read one event; returns the matches of the windows it completes."""
-        return self._push(event, self.bits.of(event) if self._needs_bits else 0)
+    def flush(self) -> list[Found]:
+        """The end of the stream: drain every window."""
+        out: list[Found] = []
+        for window in self.windows.values():
+            while len(window) and not window.hopeless():
+                out += self._call(window)
+                window.dequeue()
+        self.windows.clear()
+        return out
 
-    def _push(self, event: Event, bits: int) -> list[SesMatch]:
-        position = self._position
-        self._position += 1
+    def to_data(self) -> dict[str, Any]:
+        """The state as plain data for :mod:`kleene.runtime.snapshot`: each window's
+        events with their input positions, the last time read and the counters. The
+        bit vectors and summary statistics are not saved: loading reads each window's
+        events again, which counts no more than the incremental statistics did and
+        still every event of a match in the window."""
+        c = self.counters
+        return {
+            "last": self._last,
+            "counters": (c.events, c.kept, c.windows, c.calls, c.events_to_a),
+            "windows": [
+                (key, [(e.position, dict(e.event)) for e in window.entries])
+                for key, window in self.windows.items()
+            ],
+        }
+
+    def load(self, data: Any, below: int) -> None:
+        """Resume from :meth:`to_data`'s data, positions under ``below`` (SnapshotError
+        if it is malformed)."""
+        with snapshot.loading():
+            last, counters, windows = snapshot.fields_of(
+                data, "the event-set state", "last", "counters", "windows"
+            )
+            self.reset()
+            self._last = snapshot.optional_number(last, "the last time")
+            counts = snapshot.sequence(counters, "the counters", tuple, 5)
+            self.counters = Counters(*(snapshot.integer(n, "a counter", 0) for n in counts))
+            for item in snapshot.sequence(windows, "the windows"):
+                key, entries = snapshot.sequence(item, "a window", tuple, 2)
+                self.windows[snapshot.partition_key(key)] = self._window(key, entries, below)
+
+    # --- Algorithm 1 ------------------------------------------------------------------
+
+    def _push(self, position: int, event: Event, bits: int) -> list[Found]:
         self.counters.events += 1
         time = event[TIME]
         if self._last is not None and time < self._last:
@@ -177,70 +221,42 @@ class TwoPhase:
             return []  # Theorem 1
         key: tuple[Any, ...] = ()
         if self.attributes:
-            found = partition_key(event, self.attributes)
-            if found is None:
+            values = partition_key(event, self.attributes)
+            if values is None:
                 return []  # it fails the equalities: in no match
-            key = found
+            key = values
         window = self.windows.get(key)
         if window is None:
             window = self.windows[key] = MatchWindow(self.pattern, self.flags.conditions)
             self.counters.windows += 1
-        out: list[SesMatch] = []
-        while window.complete(time, self.pattern.window):
-            out += self._call(window)
-            window.dequeue()
+        out = self._complete(window, time)
         window.enqueue(position, event, time, bits)
         self.counters.kept += 1
         return out
 
-    def flush(self) -> list[SesMatch]:
-        """The end of the stream: drain every window."""
-        out: list[SesMatch] = []
-        for window in self.windows.values():
-            while len(window) and not window.hopeless():
-                out += self._call(window)
-                window.dequeue()
-        self.windows.clear()
+    def _complete(self, window: MatchWindow, time: Any) -> list[Found]:
+        """Call A on each window an event at ``time`` completes, dequeueing."""
+        out: list[Found] = []
+        while window.complete(time, self.pattern.window):
+            out += self._call(window)
+            window.dequeue()
         return out
 
-    def to_data(self) -> dict[str, Any]:
-        """The state as plain data for :mod:`kleene.runtime.snapshot`: each window's
-        events with their input positions, the next position, the last time read and
-        the counters. The bit vectors and summary statistics are not saved: loading
-        reads each window's events again, which counts no more than the incremental
-        statistics did and still every event of a match in the window."""
-        c = self.counters
-        return {
-            "position": self._position,
-            "last": self._last,
-            "counters": (c.events, c.kept, c.windows, c.calls, c.events_to_a),
-            "windows": [
-                (key, [(e.position, dict(e.event)) for e in window.entries])
-                for key, window in self.windows.items()
-            ],
-        }
+    def _call(self, window: MatchWindow) -> list[Found]:
+        """A on a complete window, if it is a candidate (lazy evaluation)."""
+        if not window.candidate():
+            return []
+        entries = window.entries
+        self.counters.calls += 1
+        self.counters.events_to_a += len(entries)
+        return found(self.algorithm, [e.event for e in entries], [e.position for e in entries])
 
-    def from_data(self, data: Any) -> None:
-        """Resume from :meth:`to_data`'s data (SnapshotError if it is malformed)."""
-        with snapshot.loading():
-            position, last, counters, windows = snapshot.fields_of(
-                data, "the event-set state", "position", "last", "counters", "windows"
-            )
-            self.reset()
-            self._position = snapshot.integer(position, "the next position", 0)
-            self._last = snapshot.optional_number(last, "the last time")
-            counts = snapshot.sequence(counters, "the counters", tuple, 5)
-            self.counters = Counters(*(snapshot.integer(n, "a counter", 0) for n in counts))
-            for item in snapshot.sequence(windows, "the windows"):
-                key, entries = snapshot.sequence(item, "a window", tuple, 2)
-                self.windows[snapshot.partition_key(key)] = self._window(key, entries)
-
-    def _window(self, key: tuple[Any, ...], entries: Any) -> MatchWindow:
+    def _window(self, key: tuple[Any, ...], entries: Any, below: int) -> MatchWindow:
         window = MatchWindow(self.pattern, self.flags.conditions)
         previous = -1
         for entry in snapshot.sequence(entries, "a window's events"):
             at, event = snapshot.sequence(entry, "a window's event", tuple, 2)
-            at = snapshot.integer(at, "an event's position", previous + 1, self._position)
+            at = snapshot.integer(at, "an event's position", previous + 1, below)
             time = snapshot.number(snapshot.mapping(event, "an event").get(TIME), "a time")
             if self.attributes and partition_key(event, self.attributes) != key:
                 snapshot.fail(f"event {at} is not of its window's partition {key!r}")
@@ -248,12 +264,3 @@ class TwoPhase:
             window.enqueue(at, event, time, bits)
             previous = at
         return window
-
-    def _call(self, window: MatchWindow) -> list[SesMatch]:
-        """A on a complete window, if it is a candidate (lazy evaluation)."""
-        if not window.candidate():
-            return []
-        entries = window.entries
-        self.counters.calls += 1
-        self.counters.events_to_a += len(entries)
-        return self.algorithm.matches([e.event for e in entries], [e.position for e in entries])

@@ -105,12 +105,29 @@ def test_partitioned_equality_removed_still_exact_for_nulls() -> None:
 def test_push_and_flush_equal_run() -> None:
     events = _events(("C", 0), ("B", 3), ("C", 5), ("B", 12), ("C", 13), ("B", 30), ("B", 31))
     strategy = TwoPhase(C_THEN_B, JoinTreeMatcher)
-    pushed = [m for event in events for m in strategy.push(event)] + strategy.flush()
+    found = [f for p, event in enumerate(events) for f in strategy.push(p, event)]
+    pushed = [f.match for f in found + strategy.flush()]
     assert _keys(pushed) == _keys(TwoPhase(C_THEN_B, JoinTreeMatcher).run(events))
     assert _keys(pushed) == {
         SesMatch({"c": (0,), "b": (1,)}).key(),
         SesMatch({"c": (2,), "b": (3,)}).key(),
     }
+
+
+def test_advance_completes_the_windows_of_every_partition() -> None:
+    """A clock past τ after the last event completes both partitions' windows."""
+    query = "PATTERN SEQ({C c}, {B b}) WHERE c.K = b.K WITHIN 10"
+    strategy = TwoPhase(ses_pattern(query), JoinTreeMatcher)
+    rows = [("C", 1, 0), ("C", 2, 1), ("B", 1, 2), ("B", 2, 3)]
+    for p, (t, k, time) in enumerate(rows):
+        assert strategy.push(p, {"type": t, "K": k, "timestamp": time}) == []
+    assert strategy.advance(10) == []  # within τ of the first events still
+    found = strategy.advance(12)
+    assert _keys([f.match for f in found]) == {
+        SesMatch({"c": (0,), "b": (2,)}).key(),
+        SesMatch({"c": (1,), "b": (3,)}).key(),
+    }
+    assert found[0].rows[0]["type"] == "C"
 
 
 def test_events_out_of_time_order_are_refused() -> None:
@@ -147,23 +164,26 @@ def test_a_snapshot_resumes_where_it_left_off() -> None:
     events = [{"type": t, "K": i % 2, "timestamp": i} for i, t in enumerate(labels)]
     whole = TwoPhase(pattern, JoinTreeMatcher).run(events)
     first = TwoPhase(pattern, JoinTreeMatcher)
-    found = [m for event in events[:7] for m in first.push(event)]
+    found = [f for p in range(7) for f in first.push(p, events[p])]
     saved = snapshot.dumps(first.to_data())
     second = TwoPhase(pattern, JoinTreeMatcher)
-    second.from_data(snapshot.loads(saved))
-    found += [m for event in events[7:] for m in second.push(event)] + second.flush()
-    assert whole and _keys(found) == _keys(whole)
+    second.load(snapshot.loads(saved), below=7)
+    found += [f for p in range(7, len(events)) for f in second.push(p, events[p])]
+    found += second.flush()
+    assert whole and _keys([f.match for f in found]) == _keys(whole)
     assert len(found) == len(whole)
 
 
 def test_a_malformed_snapshot_is_refused() -> None:
     strategy = TwoPhase(C_THEN_B, JoinTreeMatcher)
-    strategy.push({"type": "C", "K": 1, "timestamp": 0})
+    strategy.push(0, {"type": "C", "K": 1, "timestamp": 0})
     data = strategy.to_data()
+    strategy.load(data, below=1)
+    assert [e.position for w in strategy.windows.values() for e in w.entries] == [0]
     with pytest.raises(SnapshotError, match="not a record"):
-        strategy.from_data({**data, "extra": 1})
+        strategy.load({**data, "extra": 1}, below=1)
     with pytest.raises(SnapshotError, match="position"):
-        strategy.from_data({**data, "windows": [((), [(5, {"timestamp": 0})])]})
+        strategy.load({**data, "windows": [((), [(5, {"timestamp": 0})])]}, below=1)
 
 
 def test_bit_vectors_of_a_batch_equal_those_of_each_event() -> None:
