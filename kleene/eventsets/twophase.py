@@ -161,8 +161,10 @@ class TwoPhase:
     def advance(self, time: Any) -> list[Found]:
         """No event before ``time`` will come: call A on the windows that completes."""
         out: list[Found] = []
-        for window in self.windows.values():
+        for key, window in list(self.windows.items()):
             out += self._complete(window, time)
+            if not len(window):
+                del self.windows[key]  # a partition seen again starts afresh
         return out
 
     def flush(self) -> list[Found]:

@@ -128,6 +128,9 @@ def test_advance_completes_the_windows_of_every_partition() -> None:
         SesMatch({"c": (1,), "b": (3,)}).key(),
     }
     assert found[0].rows[0]["type"] == "C"
+    strategy.advance(30)
+    assert not strategy.windows  # emptied windows are forgotten
+    assert strategy.push(4, {"type": "C", "K": 1, "timestamp": 30}) == []
 
 
 def test_events_out_of_time_order_are_refused() -> None:
