@@ -24,7 +24,7 @@ windows; every pruning then reads that same prefix, so all find the same matches
 (Definition 2). NYSE patterns have no equality to partition on, so
 there only f and fc are run, as in the paper.
 
-    python -m bench.eventsets [--experiments variables,tau,size] [--max-variables 6]
+    python -m bench.eventsets [--experiments variables,tau,size] [--max-variables 10]
                               [--samples 2] [--limit 1] [--max-size 100000]
 """
 
@@ -264,7 +264,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiments", default="variables,tau,size")
-    parser.add_argument("--max-variables", type=int, default=6)
+    parser.add_argument("--max-variables", type=int, default=10)
     parser.add_argument("--samples", type=int, default=2, help="random patterns per k")
     parser.add_argument("--limit", type=float, default=1.0, help="CPU seconds per case")
     parser.add_argument("--patients", type=int, default=30)
