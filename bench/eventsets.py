@@ -1,0 +1,314 @@
+"""Match windows: the throughput gain of the pruning techniques (match-windows paper,
+section 6, Figures 6-8).
+
+Each SES pattern runs through the two-phase strategy (kleene/eventsets/twophase.py)
+with the automaton and with the join-tree matcher as algorithm A, first as the plain
+match window (no pruning: the baseline), then with filtering (f), partitioning (p) and
+the necessary match conditions (c). The gain of a technique is its throughput (events
+per CPU second) divided by the baseline's in the same run. Three experiments:
+
+* ``variables`` (Figures 6-7 (a)-(d)): Pseq = ⟨{v1}, …, {vk}⟩ and Pset = ⟨{v1, …, vk}⟩
+  for k = 1 … ``--max-variables``, each variable a random label (Onco: a drug or blood
+  count, all variables of one patient; NYSE: a symbol's trade), ``--samples`` random
+  patterns per k, gains averaged;
+* ``tau`` (Figures 6-7 (e)-(f)): Ponco = ⟨{c, d}, {p+, r+}, {b, h}⟩ per patient and
+  Pnyse = ⟨{a+, g+}, {m+}⟩ (rising Apple and Google prices in any order, then a falling
+  IBM price) for several τ;
+* ``size`` (Figure 8): Pnyse over |E| from 10^2 up to ``--max-size``.
+
+Onco is ``kleene.datagen.chemo`` (patients on shifted treatment cycles, times in
+seconds), NYSE ``kleene.datagen.trades`` (times in ms). The baseline streams the events
+through ``push`` until they run out or ``--limit`` CPU seconds pass, then drains its
+windows; every pruning then reads that same prefix, so all find the same matches
+(checked) and the ratio of events per CPU second is the gain. Outputs are all matches
+(Definition 2). NYSE patterns have no equality to partition on, so
+there only f and fc are run, as in the paper.
+
+    python -m bench.eventsets [--experiments variables,tau,size] [--max-variables 10]
+                              [--samples 2] [--limit 1] [--max-size 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from collections.abc import Callable
+from itertools import pairwise
+from typing import Any
+
+from kleene.eventsets.automaton import AutomatonMatcher
+from kleene.eventsets.compile import ses_pattern
+from kleene.eventsets.jointree import JoinTreeMatcher
+from kleene.eventsets.twophase import Flags, TwoPhase
+
+ALGORITHMS: dict[str, Callable[..., Any]] = {
+    "automaton": AutomatonMatcher,
+    "join tree": JoinTreeMatcher,
+}
+PRUNINGS = {"onco": ("none", "f", "fp", "fpc"), "nyse": ("none", "f", "fc")}
+LABELS = ("C", "D", "R", "P", "B", "H")
+SYMBOLS = ("AAPL", "GOOG", "IBM", "MSFT", "AMZN", "ORCL")
+DAY = 86_400
+
+
+# --- workloads and patterns ---------------------------------------------------------
+
+
+def onco(patients: int, days: int) -> list[dict[str, Any]]:
+    from kleene.datagen import chemo
+
+    return chemo.generate(patients, days=days, seed=1).to_pylist()
+
+
+def nyse(events: int, rate: float) -> list[dict[str, Any]]:
+    from kleene.datagen import trades
+
+    return trades.generate(events, symbols=10, seed=1, rate=rate).to_pylist()
+
+
+def _sets(kind: str, members: list[str]) -> str:
+    if kind == "seq":
+        return ", ".join("{" + m + "}" for m in members)
+    return "{" + ", ".join(members) + "}"
+
+
+def onco_pattern(kind: str, labels: list[str], tau_days: float) -> str:
+    names = [f"v{i}" for i in range(len(labels))]
+    where = [f"{a}.PID = {b}.PID" for a, b in pairwise(names)]
+    members = [f"{label} {n}" for label, n in zip(labels, names, strict=True)]
+    text = f"PATTERN SEQ({_sets(kind, members)})"
+    if where:
+        text += " WHERE " + " AND ".join(where)
+    return f"{text} WITHIN {tau_days * DAY:g}"
+
+
+def nyse_pattern(kind: str, symbols: list[str], tau_ms: float) -> str:
+    names = [f"v{i}" for i in range(len(symbols))]
+    where = [f"{n}.symbol = '{s}'" for n, s in zip(names, symbols, strict=True)]
+    members = [f"Trade {n}" for n in names]
+    return f"PATTERN SEQ({_sets(kind, members)}) WHERE {' AND '.join(where)} WITHIN {tau_ms:g}"
+
+
+def p_onco(tau_days: float) -> str:
+    return (
+        "PATTERN SEQ({C c, D d}, {P+ p, R+ r}, {B b, H h}) WHERE c.PID = d.PID AND "
+        "d.PID = p.PID AND p.PID = r.PID AND r.PID = b.PID AND b.PID = h.PID "
+        f"WITHIN {tau_days * DAY:g}"
+    )
+
+
+def p_nyse(tau_ms: float) -> str:
+    return (
+        "PATTERN SEQ({Trade+ a, Trade+ g}, {Trade+ m}) WHERE a.symbol = 'AAPL' AND "
+        "g.symbol = 'GOOG' AND m.symbol = 'IBM' AND prev(a.price) < a.price AND "
+        f"prev(g.price) < g.price AND prev(m.price) > m.price WITHIN {tau_ms:g}"
+    )
+
+
+# --- measuring ----------------------------------------------------------------------
+
+
+def throughput(
+    query: str, algorithm: str, pruning: str, events: list[dict[str, Any]], limit: float
+) -> dict[str, Any]:
+    """Events per CPU second of one case: the events are read until they run out or
+    ``limit`` CPU seconds pass, then the windows are drained (the end of the stream),
+    so the matches are all those of the prefix read."""
+    f = Flags.parse(pruning)
+    strategy = TwoPhase(
+        ses_pattern(query), ALGORITHMS[algorithm], f.filtering, f.partitioning, f.conditions
+    )
+    start = time.process_time()
+    matches, read = 0, 0
+    for event in events:
+        matches += len(strategy.push(read, event))
+        read += 1
+        if time.process_time() - start > limit:
+            break
+    matches += len(strategy.flush())
+    seconds = max(time.process_time() - start, 1e-6)
+    c = strategy.counters
+    return {
+        "read": read,
+        "cpu_s": seconds,
+        "events_per_s": read / seconds,
+        "matches": matches,
+        "calls": c.calls,
+        "events_to_a": c.events_to_a,
+    }
+
+
+def gains(
+    query: str, workload: str, events: list[dict[str, Any]], limit: float
+) -> dict[tuple[str, str], float]:
+    """(algorithm, pruning) -> throughput gain over that algorithm's baseline, every
+    pruning reading the prefix the baseline read within ``limit`` (same matches)."""
+    out = {}
+    for algorithm in ALGORITHMS:
+        base = throughput(query, algorithm, "none", events, limit)
+        prefix = events[: base["read"]]
+        for pruning in PRUNINGS[workload][1:]:
+            found = throughput(query, algorithm, pruning, prefix, float("inf"))
+            if found["matches"] != base["matches"]:
+                raise AssertionError(f"{pruning} changed the matches of {query}")
+            out[algorithm, pruning] = found["events_per_s"] / base["events_per_s"]
+    return out
+
+
+def variables(args: argparse.Namespace) -> list[dict[str, Any]]:
+    rng = random.Random(7)
+    data = {"onco": onco(args.patients, args.days), "nyse": nyse(args.trades, args.rate)}
+    rows = []
+    for workload, events in data.items():
+        for kind in ("seq", "set"):
+            for k in range(1, args.max_variables + 1):
+                found: dict[tuple[str, str], list[float]] = {}
+                for _ in range(args.samples):
+                    if workload == "onco":
+                        query = onco_pattern(kind, rng.choices(LABELS, k=k), args.tau_days)
+                    else:
+                        query = nyse_pattern(kind, rng.choices(SYMBOLS, k=k), args.tau_ms)
+                    for key, gain in gains(query, workload, events, args.limit).items():
+                        found.setdefault(key, []).append(gain)
+                for (algorithm, pruning), values in found.items():
+                    rows.append(
+                        {
+                            "workload": workload,
+                            "pattern": f"P{kind}",
+                            "k": k,
+                            "algorithm": algorithm,
+                            "pruning": pruning,
+                            "gain": statistics.mean(values),
+                        }
+                    )
+                print(f"variables {workload} P{kind} k={k} done", flush=True)
+    return rows
+
+
+def taus(args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows = []
+    cases = [
+        ("onco", onco(args.patients, args.days), p_onco, (5, 15, 25, 35, 45)),
+        ("nyse", nyse(args.trades, args.rate), p_nyse, (10, 30, 50, 70, 90)),
+    ]
+    for workload, events, make, values in cases:
+        for tau in values:
+            for (algorithm, pruning), gain in gains(
+                make(tau), workload, events, args.limit
+            ).items():
+                rows.append(
+                    {
+                        "workload": workload,
+                        "tau": tau,
+                        "algorithm": algorithm,
+                        "pruning": pruning,
+                        "gain": gain,
+                    }
+                )
+            print(f"tau {workload} {tau} done", flush=True)
+    return rows
+
+
+def sizes(args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows = []
+    size = 100
+    while size <= args.max_size:
+        events = nyse(size, args.rate)
+        for (algorithm, pruning), gain in gains(p_nyse(20), "nyse", events, args.limit).items():
+            rows.append({"events": size, "algorithm": algorithm, "pruning": pruning, "gain": gain})
+        print(f"size {size} done", flush=True)
+        size *= 10
+    return rows
+
+
+# --- output -------------------------------------------------------------------------
+
+
+def _pivot(rows: list[dict[str, Any]], keys: list[str], x: str) -> list[dict[str, Any]]:
+    """One row per (keys..., x) with a column per pruning."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in rows:
+        key = tuple(r[k] for k in [*keys, x])
+        out.setdefault(key, {k: r[k] for k in [*keys, x]})[r["pruning"]] = r["gain"]
+    return list(out.values())
+
+
+def _plot(panels: list[tuple[str, list[dict[str, Any]], str, bool]], path: Any) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(panels), figsize=(3.6 * len(panels), 6), squeeze=False)
+    for col, (title, rows, x, logx) in enumerate(panels):
+        for row, algorithm in enumerate(ALGORITHMS):
+            ax = axes[row][col]
+            mine = [r for r in rows if r["algorithm"] == algorithm]
+            for pruning in sorted({r["pruning"] for r in mine}, key=len, reverse=True):
+                pts = sorted((r[x], r["gain"]) for r in mine if r["pruning"] == pruning)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=pruning)
+            ax.set_title(f"{title} ({algorithm})", fontsize=9)
+            ax.set_xlabel(x)
+            ax.set_ylabel("throughput gain")
+            if logx:
+                ax.set_xscale("log")
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    from bench._common import RESULTS, machine, table
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--experiments", default="variables,tau,size")
+    parser.add_argument("--max-variables", type=int, default=10)
+    parser.add_argument("--samples", type=int, default=2, help="random patterns per k")
+    parser.add_argument("--limit", type=float, default=1.0, help="CPU seconds per case")
+    parser.add_argument("--patients", type=int, default=30)
+    parser.add_argument("--days", type=int, default=120)
+    parser.add_argument("--tau-days", type=float, default=10)
+    parser.add_argument("--trades", type=int, default=3_000)
+    parser.add_argument("--rate", type=float, default=250.0, help="trades per second")
+    parser.add_argument("--tau-ms", type=float, default=20)
+    parser.add_argument("--max-size", type=int, default=100_000)
+    args = parser.parse_args()
+    chosen = args.experiments.split(",")
+    print(f"machine: {machine()}; CPU limit per case {args.limit:g} s\n")
+    panels = []
+    if "variables" in chosen:
+        rows = variables(args)
+        print(
+            table(
+                _pivot(rows, ["workload", "pattern", "algorithm"], "k"),
+                ["workload", "pattern", "algorithm", "k", "f", "fp", "fc", "fpc"],
+            )
+        )
+        for workload in ("onco", "nyse"):
+            for kind in ("Pseq", "Pset"):
+                part = [r for r in rows if r["workload"] == workload and r["pattern"] == kind]
+                panels.append((f"{kind} {workload}", part, "k", False))
+    if "tau" in chosen:
+        rows = taus(args)
+        print(
+            table(
+                _pivot(rows, ["workload", "algorithm"], "tau"),
+                ["workload", "algorithm", "tau", "f", "fp", "fc", "fpc"],
+            )
+        )
+        for workload in ("onco", "nyse"):
+            part = [r for r in rows if r["workload"] == workload]
+            panels.append((f"P{workload} τ", part, "tau", False))
+    if "size" in chosen:
+        rows = sizes(args)
+        print(table(_pivot(rows, ["algorithm"], "events"), ["algorithm", "events", "f", "fc"]))
+        panels.append(("Pnyse |E|", rows, "events", True))
+    RESULTS.mkdir(exist_ok=True)
+    _plot(panels, RESULTS / "eventsets.png")
+    print(f"\nplot: {RESULTS / 'eventsets.png'}")
+
+
+if __name__ == "__main__":
+    main()

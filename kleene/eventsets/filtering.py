@@ -1,0 +1,77 @@
+"""Filtering by Theorem 1 and the events' bit vectors (match-windows paper, sections
+4.2 and 5).
+
+Every event of a match satisfies all properties Θ^p_v of the variable it is bound to
+(Theorem 1), so an event that satisfies the properties of no variable can be dropped.
+What each event satisfies is kept as a bit vector ``ē`` of length m, one bit per
+variable in pattern order; it serves the filter (``ē ≠ 0``) and the summary statistics
+(:mod:`kleene.eventsets.summary`). Variable ``v_1`` is the leftmost bit, as in Example 13
+(``ē1 = 100`` for an event that satisfies the properties of ``c`` only).
+
+Over a batch the properties are evaluated column-wise by the IR's columnar backend
+(:mod:`kleene.compiler.columnar`, as ``runtime/prefilter.py`` does for SASE+); where it
+gives up (mixed kinds, nulls it cannot place) each event is tested by the generated
+per-event code, so both paths follow the IR's rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from kleene.compiler.columnar import GiveUp, Raw, conjunction
+from kleene.compiler.expr import Load
+from kleene.eventsets.compile import properties_test
+from kleene.eventsets.model import SesPattern
+
+Event = Mapping[str, Any]
+
+
+def bit_string(bits: int, m: int) -> str:
+    """A bit vector as the paper writes it, ``v_1`` first."""
+    return format(bits, f"0{m}b") if m else ""
+
+
+class PropertyBits:
+    """Per event, the bit vector of the variables whose properties it satisfies."""
+
+    def __init__(self, pattern: SesPattern) -> None:
+        variables = pattern.variables
+        self.m = len(variables)
+        #: bit of variable i (v_1 is the highest)
+        self.bits = tuple(1 << (self.m - 1 - i) for i in range(self.m))
+        self.properties = tuple(pattern.properties(v.name) for v in variables)
+        self._tests: tuple[Callable[[Event], bool], ...] = tuple(
+            properties_test(props) for props in self.properties
+        )
+
+    def of(self, event: Event) -> int:
+        """``ē`` for one event."""
+        out = 0
+        for bit, test in zip(self.bits, self._tests, strict=True):
+            if test(event):
+                out |= bit
+        return out
+
+    def of_batch(self, events: Sequence[Event]) -> list[int]:
+        """``ē`` for each event of a batch, column-wise where the IR's columnar backend
+        is exact and event by event where it is not."""
+        n = len(events)
+        total = np.zeros(n, dtype=np.int64)
+        columns: dict[str, list[Any]] = {}
+
+        def resolve(load: Load) -> Raw:
+            key = load.key
+            if key not in columns:
+                columns[key] = [e.get(key) for e in events]
+            return columns[key]
+
+        for bit, props, test in zip(self.bits, self.properties, self._tests, strict=True):
+            try:
+                holds = conjunction([c.comparison for c in props], resolve, n)
+            except GiveUp:
+                holds = np.fromiter((test(e) for e in events), dtype=bool, count=n)
+            total[holds] |= bit
+        return total.tolist()

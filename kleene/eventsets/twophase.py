@@ -1,0 +1,268 @@
+"""The two-phase strategy: pre-processing in match windows, then lazy matching
+(match-windows paper, section 4 and Algorithm 1).
+
+Events are read in time order. *Filtering* (Theorem 1) drops an event that satisfies
+the properties of no variable; *partitioning* (Definition 6) sends each event to the
+match window of its values of the partitioning attributes, and the equality
+relationships those values guarantee are removed from the pattern the algorithm sees;
+the necessary match *conditions* (Theorem 2, through the summary statistics) decide
+whether the algorithm is called on a complete window at all. The matching algorithm A
+is called lazily, once per candidate window, and returns the matches that start at the
+window's first event; after the last event every window is drained (the end-of-stream
+loop). Each technique can be switched off; with all three off this is the plain match
+window (the experiments' baseline).
+
+Algorithm 1's drain loop stops at the first window that fails conditions 4 to 7; here a
+window whose first event fails condition 5 only is skipped (a later start may still
+match), and the loop stops once no later start can match (:meth:`MatchWindow.hopeless`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kleene.errors import KleeneError
+from kleene.eventsets.filtering import PropertyBits
+from kleene.eventsets.model import SesMatch, SesPattern, Time
+from kleene.eventsets.partitioning import (
+    partition_attributes,
+    partition_key,
+    removed,
+    without_partitioning,
+)
+from kleene.eventsets.stream import Algorithm, Found, found
+from kleene.eventsets.windows import TIME, MatchWindow
+from kleene.runtime import snapshot
+
+Event = Mapping[str, Any]
+
+
+@dataclass
+class Counters:
+    """What the strategy did: events read and kept, calls of A and the events passed."""
+
+    events: int = 0
+    kept: int = 0
+    windows: int = 0
+    calls: int = 0
+    events_to_a: int = 0
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The pruning techniques in use, named as in the experiments (f, p, c)."""
+
+    filtering: bool = True
+    partitioning: bool = True
+    conditions: bool = True
+
+    @property
+    def name(self) -> str:
+        on = "f" * self.filtering + "p" * self.partitioning + "c" * self.conditions
+        return on or "none"
+
+    @classmethod
+    def parse(cls, name: str) -> Flags:
+        """``none``, ``f``, ``fp``, ``fpc`` or any other combination of the letters."""
+        letters = "" if name == "none" else name
+        if set(letters) - set("fpc"):
+            raise KleeneError(f"unknown pruning {name!r}; use none or letters of 'fpc'")
+        return cls("f" in letters, "p" in letters, "c" in letters)
+
+
+class TwoPhase:
+    """Algorithm 1 with a matching algorithm built by ``algorithm(pattern)``."""
+
+    def __init__(
+        self,
+        pattern: SesPattern,
+        algorithm: Callable[[SesPattern], Algorithm],
+        filtering: bool = True,
+        partitioning: bool = True,
+        conditions: bool = True,
+    ) -> None:
+        self.pattern = pattern
+        self.flags = Flags(filtering, partitioning, conditions)
+        self.attributes = partition_attributes(pattern) if partitioning else ()
+        #: the pattern A sees: without the relationships partitioning guarantees
+        self.reduced = without_partitioning(pattern, self.attributes)
+        self.algorithm = algorithm(self.reduced)
+        self.bits = PropertyBits(pattern)
+        self._needs_bits = filtering or conditions
+        self.reset()
+
+    def explain(self) -> list[str]:
+        """Which pre-processing steps apply to this pattern, and why (one line each)."""
+        unfiltered = [v.name for v in self.pattern.variables if not self.pattern.properties(v.name)]
+        lines = [f"match windows of τ = {self.pattern.window:g} (Definition 3)"]
+        if not self.flags.filtering:
+            lines.append("filtering: off")
+        elif unfiltered:
+            lines.append(
+                f"filtering: no effect, {', '.join(unfiltered)} has no property "
+                "(every event may match it)"
+            )
+        else:
+            lines.append(
+                "filtering: events satisfying the properties of no variable are dropped (Theorem 1)"
+            )
+        if not self.flags.partitioning:
+            lines.append("partitioning: off")
+        elif self.attributes:
+            gone = ", ".join(
+                f"{c.variables[0]}.{c.attributes[0]} = {c.variables[1]}.{c.attributes[1]}"
+                for c in removed(self.pattern, self.attributes)
+            )
+            lines.append(
+                f"partitioning: one window per {', '.join(self.attributes)} (Definition 6); "
+                f"A no longer tests {gone}"
+            )
+        else:
+            lines.append(
+                "partitioning: no effect, no attribute relates every pair of variables "
+                "by equalities (Definition 6)"
+            )
+        if self.flags.conditions:
+            lines.append(
+                "conditions: A is called only on windows with at least "
+                f"{len(self.pattern.variables)} events whose first event may bind a variable "
+                "of the first set and whose summary statistics are all positive (Theorem 2)"
+            )
+        else:
+            lines.append("conditions: off (A is called on every window)")
+        return lines
+
+    def reset(self) -> None:
+        """Forget every window (a fresh stream)."""
+        self.windows: dict[tuple[Any, ...], MatchWindow] = {}
+        self.counters = Counters()
+        self._last: Time | None = None
+
+    def run(self, events: Iterable[Event]) -> list[SesMatch]:
+        """Every match in a stream in time order (positions are indices), afresh."""
+        self.reset()
+        batch = list(events)
+        bits = self.bits.of_batch(batch) if self._needs_bits else [0] * len(batch)
+        out: list[Found] = []
+        for position, (event, b) in enumerate(zip(batch, bits, strict=True)):
+            out += self._push(position, event, b)
+        out += self.flush()
+        return [f.match for f in out]
+
+    # --- the pipeline a SesMatcher drives (kleene.eventsets.stream.Pipeline) ---------
+
+    def push(self, position: int, row: Event) -> list[Found]:
+        """Read the event at input ``position``; the matches of the windows it
+        completes."""
+        return self._push(position, row, self.bits.of(row) if self._needs_bits else 0)
+
+    def advance(self, time: Any) -> list[Found]:
+        """No event before ``time`` will come: call A on the windows that completes."""
+        out: list[Found] = []
+        for key, window in list(self.windows.items()):
+            out += self._complete(window, time)
+            if not len(window):
+                del self.windows[key]  # a partition seen again starts afresh
+        return out
+
+    def flush(self) -> list[Found]:
+        """The end of the stream: drain every window."""
+        out: list[Found] = []
+        for window in self.windows.values():
+            while len(window) and not window.hopeless():
+                out += self._call(window)
+                window.dequeue()
+        self.windows.clear()
+        return out
+
+    def to_data(self) -> dict[str, Any]:
+        """The state as plain data for :mod:`kleene.runtime.snapshot`: each window's
+        events with their input positions, the last time read and the counters. The
+        bit vectors and summary statistics are not saved: loading reads each window's
+        events again, which counts no more than the incremental statistics did and
+        still every event of a match in the window."""
+        c = self.counters
+        return {
+            "last": self._last,
+            "counters": (c.events, c.kept, c.windows, c.calls, c.events_to_a),
+            "windows": [
+                (key, [(e.position, dict(e.event)) for e in window.entries])
+                for key, window in self.windows.items()
+            ],
+        }
+
+    def load(self, data: Any, below: int) -> None:
+        """Resume from :meth:`to_data`'s data, positions under ``below`` (SnapshotError
+        if it is malformed)."""
+        with snapshot.loading():
+            last, counters, windows = snapshot.fields_of(
+                data, "the event-set state", "last", "counters", "windows"
+            )
+            self.reset()
+            self._last = snapshot.optional_number(last, "the last time")
+            counts = snapshot.sequence(counters, "the counters", tuple, 5)
+            self.counters = Counters(*(snapshot.integer(n, "a counter", 0) for n in counts))
+            for item in snapshot.sequence(windows, "the windows"):
+                key, entries = snapshot.sequence(item, "a window", tuple, 2)
+                self.windows[snapshot.partition_key(key)] = self._window(key, entries, below)
+
+    # --- Algorithm 1 ------------------------------------------------------------------
+
+    def _push(self, position: int, event: Event, bits: int) -> list[Found]:
+        self.counters.events += 1
+        time = event[TIME]
+        if self._last is not None and time < self._last:
+            raise KleeneError(
+                f"event {position} at {time!r} is earlier than the one before it: "
+                "event-set matching reads events in time order (sort them first)"
+            )
+        self._last = time
+        if self.flags.filtering and not bits:
+            return []  # Theorem 1
+        key: tuple[Any, ...] = ()
+        if self.attributes:
+            values = partition_key(event, self.attributes)
+            if values is None:
+                return []  # it fails the equalities: in no match
+            key = values
+        window = self.windows.get(key)
+        if window is None:
+            window = self.windows[key] = MatchWindow(self.pattern, self.flags.conditions)
+            self.counters.windows += 1
+        out = self._complete(window, time)
+        window.enqueue(position, event, time, bits)
+        self.counters.kept += 1
+        return out
+
+    def _complete(self, window: MatchWindow, time: Any) -> list[Found]:
+        """Call A on each window an event at ``time`` completes, dequeueing."""
+        out: list[Found] = []
+        while window.complete(time, self.pattern.window):
+            out += self._call(window)
+            window.dequeue()
+        return out
+
+    def _call(self, window: MatchWindow) -> list[Found]:
+        """A on a complete window, if it is a candidate (lazy evaluation)."""
+        if not window.candidate():
+            return []
+        entries = window.entries
+        self.counters.calls += 1
+        self.counters.events_to_a += len(entries)
+        return found(self.algorithm, [e.event for e in entries], [e.position for e in entries])
+
+    def _window(self, key: tuple[Any, ...], entries: Any, below: int) -> MatchWindow:
+        window = MatchWindow(self.pattern, self.flags.conditions)
+        previous = -1
+        for entry in snapshot.sequence(entries, "a window's events"):
+            at, event = snapshot.sequence(entry, "a window's event", tuple, 2)
+            at = snapshot.integer(at, "an event's position", previous + 1, below)
+            time = snapshot.number(snapshot.mapping(event, "an event").get(TIME), "a time")
+            if self.attributes and partition_key(event, self.attributes) != key:
+                snapshot.fail(f"event {at} is not of its window's partition {key!r}")
+            bits = self.bits.of(event) if self._needs_bits else 0
+            window.enqueue(at, event, time, bits)
+            previous = at
+        return window

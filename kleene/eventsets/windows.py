@@ -1,0 +1,93 @@
+"""Match windows (match-windows paper, section 4.1, Definition 3, and 4.3).
+
+The match window starting at event ``e_i`` holds every later event within τ of it:
+``W_i = ⟨e ∈ E | 0 ≤ e.T − e_i.T ≤ τ⟩``. A window is a queue that collects the events
+a match starting at its first event may use; once an event more than τ after the first
+arrives, the window is complete, the matching algorithm may be called on it, and its
+first event leaves. With the summary statistics the window also answers whether it is
+a *candidate*: whether it meets the necessary match conditions 4 to 7 of Theorem 2.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+from kleene.eventsets.model import SesPattern, Time
+from kleene.eventsets.summary import SummaryStatistics, Tag
+
+#: The attribute holding an event's occurrence time T.
+TIME = "timestamp"
+
+
+class Entry(NamedTuple):
+    """An event in a window: its input position, the event, its time, its bit vector
+    ``ē`` and what its arrival counted in the summary statistics."""
+
+    position: int
+    event: Mapping[str, Any]
+    time: Time
+    bits: int
+    tag: Tag | None
+
+
+class MatchWindow:
+    """One match window with (optionally) its summary statistics."""
+
+    def __init__(self, pattern: SesPattern, statistics: bool) -> None:
+        self.m = len(pattern.variables)
+        self.summary = SummaryStatistics(pattern) if statistics else None
+        self.entries: deque[Entry] = deque()
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def enqueue(self, position: int, event: Mapping[str, Any], time: Time, bits: int) -> None:
+        tag = self.summary.add(bits) if self.summary is not None else None
+        self.entries.append(Entry(position, event, time, bits, tag))
+
+    def dequeue(self) -> Entry:
+        entry = self.entries.popleft()
+        if self.summary is not None and entry.tag is not None:
+            self.summary.remove(entry.tag)
+        return entry
+
+    def complete(self, time: Time, window: Time) -> bool:
+        """Whether an event at ``time`` lies beyond τ of the first event."""
+        return bool(self.entries) and time - self.entries[0].time > window
+
+    def conditions(self) -> tuple[bool, bool, bool]:
+        """Conditions 4 (|W| ≥ m), 5 (the first event satisfies the properties of a
+        variable of B_1) and 6-7 (every counter positive, Theorem 3)."""
+        assert self.summary is not None
+        first = bool(self.entries) and self.summary.starts(self.entries[0].bits)
+        return len(self.entries) >= self.m, first, self.summary.satisfied
+
+    def candidate(self) -> bool:
+        """Whether a match may start at the first event (all conditions hold); without
+        statistics every non-empty window is a candidate."""
+        if self.summary is None:
+            return bool(self.entries)
+        return all(self.conditions())
+
+    def hopeless(self) -> bool:
+        """With no event still to come, whether no later start can match either: too
+        few events, or a counter at zero (counters only fall as events leave)."""
+        if self.summary is None:
+            return not self.entries
+        return len(self.entries) < self.m or not self.summary.satisfied
+
+
+def each_window(
+    events: list[Mapping[str, Any]], window: Time
+) -> Iterator[tuple[list[Mapping[str, Any]], list[int]]]:
+    """Every match window of a stream in time order (Definition 3): for each event, it
+    and the events after it within τ, with their positions."""
+    end = 0
+    for start, first in enumerate(events):
+        end = max(end, start)
+        limit = first[TIME] + window
+        while end < len(events) and events[end][TIME] <= limit:
+            end += 1
+        yield events[start:end], list(range(start, end))
