@@ -119,6 +119,7 @@ class SituationMatcher:
                 f"{list(self.pattern.symbols)} once"
             )
         self.order = tuple(order)
+        self._step_cache: dict[frozenset[str], list[str]] = {}
 
     def update(
         self, time: Time, started: Sequence[Situation], finished: Sequence[Situation]
@@ -257,8 +258,24 @@ class SituationMatcher:
         for c in self.pattern.constraints:
             if c.left in ws and c.right in ws and not decided(c.relations, ws[c.left], ws[c.right]):
                 return
-        steps = [x for x in self.order if x not in ws]
-        self._step(ws, steps, 0, time, out, seen)
+        self._step(ws, self._steps(frozenset(ws)), 0, time, out, seen)
+
+    def _steps(self, fixed: frozenset[str]) -> list[str]:
+        """The join steps after the situations of ``fixed``: the evaluation order,
+        except that a step with no constraint to the symbols before it waits behind
+        the first later one that has one (no cross product while a constraint can
+        apply)."""
+        steps = self._step_cache.get(fixed)
+        if steps is None:
+            steps, bound, rest = [], set(fixed), [x for x in self.order if x not in fixed]
+            while rest:
+                linked = [x for x in rest if any(o in bound for _, o, _ in self._links[x])]
+                pick = linked[0] if linked else rest[0]
+                steps.append(pick)
+                bound.add(pick)
+                rest.remove(pick)
+            self._step_cache[fixed] = steps
+        return steps
 
     def _step(
         self,
