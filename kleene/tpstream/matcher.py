@@ -29,17 +29,12 @@ from typing import Any
 
 from kleene.errors import KleeneError
 from kleene.tpstream.buffers import SituationBuffer
+from kleene.tpstream.join import Join, JoinPlan, plan_join
 from kleene.tpstream.latency import end_triggers, oriented, start_triggers, within_window
 from kleene.tpstream.model import Allen, Situation, TemporalMatch, TemporalPattern, Time
 from kleene.tpstream.ranges import (
-    Bound,
     decided,
-    end_of,
-    intersect,
-    partner_bounds,
     prefix_group,
-    size,
-    union,
 )
 
 STATE_VERSION = 1
@@ -119,7 +114,7 @@ class SituationMatcher:
                 f"{list(self.pattern.symbols)} once"
             )
         self.order = tuple(order)
-        self._step_cache: dict[frozenset[str], list[str]] = {}
+        self._plans: dict[frozenset[str], JoinPlan] = {}
 
     def update(
         self, time: Time, started: Sequence[Situation], finished: Sequence[Situation]
@@ -258,65 +253,17 @@ class SituationMatcher:
         for c in self.pattern.constraints:
             if c.left in ws and c.right in ws and not decided(c.relations, ws[c.left], ws[c.right]):
                 return
-        self._step(ws, self._steps(frozenset(ws)), 0, time, out, seen)
+        fixed = frozenset(ws)
+        plan = self._plans.get(fixed)
+        if plan is None:
+            plan = self._plans[fixed] = plan_join(self.order, fixed, self._links)
+        running = self._running if seen is not None else {}
+        counts = (self._candidates, self._survivors)
 
-    def _steps(self, fixed: frozenset[str]) -> list[str]:
-        """The join steps after the situations of ``fixed``: the evaluation order,
-        except that a step with no constraint to the symbols before it waits behind
-        the first later one that has one (no cross product while a constraint can
-        apply)."""
-        steps = self._step_cache.get(fixed)
-        if steps is None:
-            steps, bound, rest = [], set(fixed), [x for x in self.order if x not in fixed]
-            while rest:
-                linked = [x for x in rest if any(o in bound for _, o, _ in self._links[x])]
-                pick = linked[0] if linked else rest[0]
-                steps.append(pick)
-                bound.add(pick)
-                rest.remove(pick)
-            self._step_cache[fixed] = steps
-        return steps
+        def emit(config: dict[str, Situation]) -> None:
+            self._publish(config, time, out, seen)
 
-    def _step(
-        self,
-        ws: dict[str, Situation],
-        steps: list[str],
-        i: int,
-        time: Time,
-        out: list[TemporalMatch],
-        seen: set[tuple[Time, ...]] | None,
-    ) -> None:
-        if i == len(steps):
-            self._publish(ws, time, out, seen)
-            return
-        y = steps[i]
-        buf = self._buffers[y]
-        first = min(s.start for s in ws.values())
-        last = max(s.start for s in ws.values())
-        window = self.pattern.window
-        ranges = buf.starting_in(Bound(last - window, True, first + window, True))
-        links = [(ci, ws[x], rels) for ci, x, rels in self._links[y] if x in ws]
-        for ci, anchor, rels in links:
-            if not ranges:
-                break
-            a_end = end_of(anchor)
-            found = union(buf.positions(*partner_bounds(r, anchor.start, a_end)) for r in rels)
-            self._candidates[ci] += len(buf)
-            self._survivors[ci] += size(found)
-            ranges = intersect(ranges, found)
-        for lo, hi in ranges:
-            for p in range(lo, hi):
-                ws[y] = buf[p]
-                self._step(ws, steps, i + 1, time, out, seen)
-        r = self._running.get(y) if seen is not None else None
-        if (
-            r is not None
-            and last - window <= r.start <= first + window
-            and all(decided(rels, anchor, r) for _, anchor, rels in links)
-        ):
-            ws[y] = r
-            self._step(ws, steps, i + 1, time, out, seen)
-        ws.pop(y, None)
+        Join(self._buffers, running, self.pattern.window, counts, emit).run(plan, ws)
 
     def _publish(
         self,
