@@ -66,9 +66,10 @@ class SituationBuffer:
         return [(lo, hi)] if lo < hi else []
 
     def _search(self, keys: list[Time], b: Bound) -> tuple[int, int]:
+        b_lo, lo_closed, b_hi, hi_closed = b
         lo, hi = self._head, len(keys)
-        if b.lo is not None:
-            lo = (bisect_left if b.lo_closed else bisect_right)(keys, b.lo, lo, hi)
-        if b.hi is not None:
-            hi = (bisect_right if b.hi_closed else bisect_left)(keys, b.hi, lo, hi)
+        if b_lo is not None:
+            lo = (bisect_left if lo_closed else bisect_right)(keys, b_lo, lo, hi)
+        if b_hi is not None:
+            hi = (bisect_right if hi_closed else bisect_left)(keys, b_hi, lo, hi)
         return lo, hi

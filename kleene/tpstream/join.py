@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from kleene.tpstream.buffers import SituationBuffer
 from kleene.tpstream.model import Allen, Situation, Time
 from kleene.tpstream.ranges import (
-    Bound,
     Ranges,
     decided,
     end_of,
@@ -119,7 +118,7 @@ class Join:
         buf = self.buffers[y]
         first = min(s.start for s in ws.values())
         last = max(s.start for s in ws.values())
-        clip = buf.starting_in(Bound(last - self.window, True, first + self.window, True))
+        clip = buf.starting_in((last - self.window, True, first + self.window, True))
         for lo, hi in intersect(ranges[i], clip):
             for p in range(lo, hi):
                 ws[y] = buf[p]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from kleene.tpstream.model import Allen, Situation, Time, holds
 
@@ -60,25 +59,18 @@ def decided(relations: frozenset[Allen], a: Situation, b: Situation) -> bool:
     return any(holds(r, a.start, a_end, b.start, b_end) for r in relations)
 
 
-@dataclass(frozen=True)
-class Bound:
-    """An interval of timestamps; None is unbounded, ``*_closed`` includes the bound."""
+# An interval of timestamps: (lo, lo included, hi, hi included), None unbounded.
+Bound = tuple[Time | None, bool, Time | None, bool]
 
-    lo: Time | None = None
-    lo_closed: bool = False
-    hi: Time | None = None
-    hi_closed: bool = False
-
-
-_ANY = Bound()
+_ANY: Bound = (None, False, None, False)
 
 
 def _open(lo: Time | None, hi: Time | None) -> Bound:
-    return Bound(lo, False, hi, False)
+    return (lo, False, hi, False)
 
 
 def _at(t: Time) -> Bound:
-    return Bound(t, True, t, True)
+    return (t, True, t, True)
 
 
 _BOUNDS: dict[Allen, Callable[[Time, Time], tuple[Bound, Bound]]] = {
