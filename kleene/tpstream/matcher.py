@@ -119,8 +119,12 @@ class SituationMatcher:
     def update(
         self, time: Time, started: Sequence[Situation], finished: Sequence[Situation]
     ) -> list[TemporalMatch]:
-        """Take the situations that became visible or ended at ``time`` (in this order
-        of time) and return the matches found now."""
+        """Take the situations that became visible (``started``, end None) or ended
+        (``finished``) at ``time``, times increasing, and return the matches found now.
+
+        Both modes need ``started``: it bounds how far back a later match can reach.
+        A situation with a minimum duration only is expected in ``started`` at the
+        first update at least that long after its start, while it runs (section 5.3)."""
         if self.low_latency:
             return self._update_low_latency(time, started, finished)
         return self._update_on_end(time, started, finished)
@@ -184,11 +188,11 @@ class SituationMatcher:
             + [s.start for s in finished]
         )
         self._purge(bound - self.pattern.window)
-        out: list[TemporalMatch] = []
+        found = _Found(self.pattern, time, low_latency=False)
         for s in finished:
             self._buffers[s.symbol].append(s)
-            self._perform({s.symbol: s}, time, out, None)
-        return out
+            self._perform({s.symbol: s}, found)
+        return found.matches
 
     def _update_low_latency(
         self, time: Time, started: Sequence[Situation], finished: Sequence[Situation]
@@ -212,12 +216,11 @@ class SituationMatcher:
         self._purge(bound - self.pattern.window)
         for s in finished:
             self._buffers[s.symbol].append(s)
-        out: list[TemporalMatch] = []
-        seen: set[tuple[Time, ...]] = set()
+        found = _Found(self.pattern, time, low_latency=True)
         for s in visible:
             if s.end is None and s.start == time and s.symbol not in self._start_triggers:
                 continue  # its start can never be the detection time (Table 2)
-            self._perform({s.symbol: s}, time, out, seen)
+            self._perform({s.symbol: s}, found)
         for s in ended:
             for i in self._end_triggers[s.symbol]:
                 c = self.pattern.constraints[i]
@@ -227,8 +230,8 @@ class SituationMatcher:
                     continue  # no partner running, or decided when both started
                 partner = ended_now.get(other, self._running.get(other))
                 if partner is not None and partner.start == prev.start:
-                    self._perform({s.symbol: s, other: partner}, time, out, seen)
-        return out
+                    self._perform({s.symbol: s, other: partner}, found)
+        return found.matches
 
     def _stop_running(self, s: Situation) -> None:
         r = self._running.get(s.symbol)
@@ -241,15 +244,8 @@ class SituationMatcher:
 
     # -- Algorithm 3 ---------------------------------------------------------------
 
-    def _perform(
-        self,
-        ws: dict[str, Situation],
-        time: Time,
-        out: list[TemporalMatch],
-        seen: set[tuple[Time, ...]] | None,
-    ) -> None:
-        """performMatch with the situations of ``ws`` fixed; ``seen`` (low latency
-        only) holds the configurations already reported at this update."""
+    def _perform(self, ws: dict[str, Situation], found: _Found) -> None:
+        """performMatch with the situations of ``ws`` fixed."""
         for c in self.pattern.constraints:
             if c.left in ws and c.right in ws and not decided(c.relations, ws[c.left], ws[c.right]):
                 return
@@ -257,33 +253,34 @@ class SituationMatcher:
         plan = self._plans.get(fixed)
         if plan is None:
             plan = self._plans[fixed] = plan_join(self.order, fixed, self._links)
-        running = self._running if seen is not None else {}
+        running = self._running if self.low_latency else {}
         counts = (self._candidates, self._survivors)
+        Join(self._buffers, running, self.pattern.window, counts, found.publish).run(plan, ws)
 
-        def emit(config: dict[str, Situation]) -> None:
-            self._publish(config, time, out, seen)
 
-        Join(self._buffers, running, self.pattern.window, counts, emit).run(plan, ws)
+class _Found:
+    """The matches of one update (publishResult): the window checked, each
+    configuration once (with low latency several trigger situations can find one)."""
 
-    def _publish(
-        self,
-        ws: dict[str, Situation],
-        time: Time,
-        out: list[TemporalMatch],
-        seen: set[tuple[Time, ...]] | None,
-    ) -> None:
+    def __init__(self, pattern: TemporalPattern, time: Time, low_latency: bool) -> None:
+        self.pattern = pattern
+        self.time = time
+        self.matches: list[TemporalMatch] = []
+        self.seen: set[tuple[Time, ...]] | None = set() if low_latency else None
+
+    def publish(self, ws: dict[str, Situation]) -> None:
         if not within_window(self.pattern, ws):
             return
         config = {x: ws[x] for x in self.pattern.symbols}
-        if seen is not None:
+        if self.seen is not None:
             ident = tuple(s.start for s in config.values())
-            if ident in seen:
+            if ident in self.seen:
                 return
-            seen.add(ident)
+            self.seen.add(ident)
         ends = [s.end for s in config.values()]
-        at = time if None in ends else max(e for e in ends if e is not None)
+        at = self.time if None in ends else max(e for e in ends if e is not None)
         key = next(iter(config.values())).key
-        out.append(TemporalMatch(key, config, at, time))
+        self.matches.append(TemporalMatch(key, config, at, self.time))
 
 
 def _duration_slack(pattern: TemporalPattern) -> Time:
