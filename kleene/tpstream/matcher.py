@@ -113,8 +113,9 @@ class SituationMatcher:
                 f"evaluation order {list(order)} must name each of the pattern's symbols "
                 f"{list(self.pattern.symbols)} once"
             )
-        self.order = tuple(order)
-        self._plans: dict[frozenset[str], JoinPlan] = {}
+        if tuple(order) != self.order:
+            self.order = tuple(order)
+            self._plans: dict[frozenset[str], JoinPlan] = {}
 
     def update(
         self, time: Time, started: Sequence[Situation], finished: Sequence[Situation]
