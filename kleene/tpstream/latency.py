@@ -50,9 +50,15 @@ def established(pattern: TemporalPattern, config: Mapping[str, Situation]) -> Ti
     return t
 
 
-def within_window(pattern: TemporalPattern, config: Mapping[str, Situation]) -> bool:
-    """The window condition: established at most ``window`` after the earliest start."""
+def within_window(
+    pattern: TemporalPattern, config: Mapping[str, Situation], known_by: Time | None = None
+) -> bool:
+    """The window condition: established at most ``window`` after the earliest start.
+    ``known_by``, a time by which the configuration is known to be established,
+    spares computing that time when it is itself within the window."""
     first = min(s.start for s in config.values())
+    if known_by is not None and known_by - first <= pattern.window:
+        return True
     return established(pattern, config) - first <= pattern.window
 
 

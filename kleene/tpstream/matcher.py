@@ -270,18 +270,18 @@ class _Found:
         self.seen: set[tuple[Time, ...]] | None = set() if low_latency else None
 
     def publish(self, ws: dict[str, Situation]) -> None:
-        if not within_window(self.pattern, ws):
-            return
         config = {x: ws[x] for x in self.pattern.symbols}
+        if not within_window(self.pattern, config, known_by=self.time):
+            return
         if self.seen is not None:
             ident = tuple(s.start for s in config.values())
             if ident in self.seen:
                 return
             self.seen.add(ident)
-        ends = [s.end for s in config.values()]
-        at = self.time if None in ends else max(e for e in ends if e is not None)
+        # Found when its last situation ends, or earlier while one still runs: the
+        # update's time is its largest end when every end is known.
         key = next(iter(config.values())).key
-        self.matches.append(TemporalMatch(key, config, at, self.time))
+        self.matches.append(TemporalMatch(key, config, self.time, self.time))
 
 
 def _duration_slack(pattern: TemporalPattern) -> Time:

@@ -209,6 +209,8 @@ def test_low_latency_same_matches_at_earliest_time(case):
             for x, s in m.situations.items():  # what the matcher knew then
                 assert s.start == config[x].start
                 assert s.end is None or s.end == config[x].end <= m.detected
+            if all(s.end is not None for s in m.situations.values()):
+                assert m.time == max(s.end for s in config.values())
 
 
 @settings(max_examples=40, deadline=None)
