@@ -18,7 +18,8 @@ situations start a join: one that just became visible, and one that just ended w
 partner it is constrained to was running, for a constraint that can be decided at that
 end (Table 2; a constraint holding the whole prefix group was decided at the later
 start). Each configuration is reported once, at the first update at which it is
-decided, which is the earliest time of section 5.3.1 (:mod:`kleene.tpstream.latency`).
+decided, which is the earliest time of section 5.3.1 (:mod:`kleene.tpstream.latency`);
+the window bounds that time, so both modes report the same matches.
 """
 
 from __future__ import annotations
@@ -32,10 +33,7 @@ from kleene.tpstream.buffers import SituationBuffer
 from kleene.tpstream.join import Join, JoinPlan, plan_join
 from kleene.tpstream.latency import end_triggers, oriented, start_triggers, within_window
 from kleene.tpstream.model import Allen, Situation, TemporalMatch, TemporalPattern, Time
-from kleene.tpstream.ranges import (
-    decided,
-    prefix_group,
-)
+from kleene.tpstream.ranges import decided, prefix_group
 
 STATE_VERSION = 1
 
