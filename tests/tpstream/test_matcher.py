@@ -7,8 +7,8 @@ finished at its end when it satisfies its duration constraint. The reference is 
 cross product of the finished situations filtered by the constraints and the window
 (Definitions 11-13), and the earliest detection time is computed here from Table 2.
 The window bounds that detection time after the earliest start (docs/semantics.md,
-"Temporal patterns": Definition 12's last end cannot be known when a match is
-reported early).
+"Situations and temporal patterns": Definition 12's last end cannot be known when a
+match is reported early).
 """
 
 from __future__ import annotations
