@@ -179,6 +179,7 @@ class AdaptivePlanner:
             lines.append(
                 f"  cheapest of {n} orders without cross products; next best "
                 f"{' -> '.join(other)} at {other_cost:.4g}"
+                + (" (a tie)" if other_cost <= cost * (1 + 1e-9) else "")
             )
         else:
             lines.append(f"  the only order without cross products (of {n})")

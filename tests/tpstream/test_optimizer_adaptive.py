@@ -1,0 +1,179 @@
+"""The adaptive planner: EMA statistics, re-planning on drift past the threshold, plan
+switches (EDBT 2018, section 5.4.1)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kleene.errors import KleeneError
+from kleene.tpstream.adaptive import AdaptivePlanner, drift, ema
+from kleene.tpstream.model import Allen, Constraint, TemporalPattern
+from kleene.tpstream.optimizer import initial_statistics, order_cost, rank_orders
+
+BEFORE = frozenset({Allen.BEFORE})
+# Q3 of section 6.4: A before B AND A before C AND B before C
+Q3 = TemporalPattern(
+    ("A", "B", "C"),
+    (Constraint("A", "B", BEFORE), Constraint("A", "C", BEFORE), Constraint("B", "C", BEFORE)),
+    10_000,
+)
+
+
+@dataclass
+class Observed:
+    buffer_sizes: Mapping[str, int]
+    selectivities: Mapping[Constraint | int, float] = field(default_factory=dict)
+
+
+def sizes(a: float, b: float, c: float) -> Observed:
+    return Observed({"A": a, "B": b, "C": c})  # type: ignore[dict-item]
+
+
+def test_ema_arithmetic() -> None:
+    assert ema(100.0, 140.0, 0.5) == 120.0
+    assert math.isclose(ema(10.0, 0.0, 0.01), 9.9)
+    p = AdaptivePlanner(Q3, alpha=0.25, threshold=100, initial_buffer_size=8)
+    xs = [4.0, 20.0, 0.0, 12.0]
+    for x in xs:
+        p.observe(sizes(x, 8, 8))
+    # closed form: (1 - a)^k * prior + sum_j a * (1 - a)^(k - j) * x_j
+    expected = 0.75**4 * 8 + sum(0.25 * 0.75 ** (3 - j) * x for j, x in enumerate(xs))
+    assert math.isclose(p.sizes["A"], expected)
+    assert p.sizes["B"] == p.sizes["C"] == 8.0
+
+
+def test_selectivity_ema_starts_at_table3_and_takes_index_or_constraint_keys() -> None:
+    p = AdaptivePlanner(Q3, alpha=0.5, threshold=100)
+    ab, ac, bc = Q3.constraints
+    p.observe(Observed({"A": 100, "B": 100, "C": 100}, {0: 0.045}))
+    assert math.isclose(p.selectivities[ab], 0.5 * 0.045 + 0.5 * 0.445)
+    p.observe(Observed({"A": 100, "B": 100, "C": 100}, {bc: 1.0}))
+    assert math.isclose(p.selectivities[bc], 0.5 + 0.5 * 0.445)
+    assert p.selectivities[ac] == 0.445  # not observed: unchanged
+
+
+def test_replans_exactly_past_the_threshold() -> None:
+    p = AdaptivePlanner(Q3, alpha=0.5, threshold=0.2, initial_buffer_size=100)
+    p.observe(sizes(140, 100, 100))  # EMA 120: drift exactly 0.2, not past it
+    assert p.replanned == 0
+    p.observe(sizes(120, 100, 100))  # EMA stays 120
+    assert p.replanned == 0
+    p.observe(sizes(120.0002, 100, 100))  # EMA 120.0001: past
+    assert p.replanned == 1
+    assert p.snapshot.buffer_sizes["A"] == pytest.approx(120.0001)
+    p.observe(sizes(120.0001, 100, 100))  # measured from the new snapshot: no drift
+    assert p.replanned == 1
+
+
+def test_a_vanishing_buffer_stops_replanning_at_the_floor() -> None:
+    p = AdaptivePlanner(Q3, alpha=0.5, threshold=0.2, initial_buffer_size=100)
+    for _ in range(100):
+        p.observe(sizes(0, 100, 100))
+    # EMA_k = 100 / 2^k: each halving drifts 50% (k = 1..6); at k = 7 the EMA, 0.78, counts
+    # as the floor 1, 36% below 1.5625; from then on it stays at the floor
+    assert p.replanned == 7
+
+
+def test_q3_adapts_to_the_occurrence_ratio_and_ties_do_not_switch() -> None:
+    p = AdaptivePlanner(Q3, alpha=0.5, threshold=0.2, initial_buffer_size=100)
+    first = p.order
+    for _ in range(20):  # all buffers grow alike: every order costs the same
+        p.observe(sizes(300, 300, 300))
+    assert p.replanned > 0 and p.switches == 0 and p.order == first
+    for _ in range(30):  # 1:50:50: start from the small buffer A
+        p.observe(sizes(10, 500, 500))
+    assert p.order[0] == "A"
+    switches = p.switches
+    for _ in range(30):  # 50:1:50: start from B
+        p.observe(sizes(500, 10, 500))
+    assert p.order[0] == "B" and p.switches == switches + 1
+    order, cost = p.plan
+    assert cost == pytest.approx(rank_orders(Q3, p.snapshot).best[1])
+    assert cost == pytest.approx(order_cost(Q3, order, p.snapshot))
+
+
+def test_observe_reports_a_switch() -> None:
+    p = AdaptivePlanner(Q3, alpha=0.9, threshold=0.2)
+    assert p.order == ("A", "B", "C")  # all orders tie initially: the pattern's order
+    assert p.observe(sizes(1000, 10, 1000)) is True
+    assert p.order[0] == "B" and p.switches == 1
+    assert p.observe(sizes(1000, 10, 1000)) is False
+
+
+def test_explanation_names_order_cost_runner_up_and_statistics() -> None:
+    p = AdaptivePlanner(Q3, alpha=0.9, threshold=0.2)
+    p.observe(Observed({"A": 10, "B": 1000, "C": 1000}, {2: 0.3}))
+    text = p.explanation()
+    order, cost = p.plan
+    assert f"evaluation order: {' -> '.join(order)} (estimated cost {cost:.4g}" in text
+    runner = next(o for o, _ in p.ranking.orders if o != order)
+    assert f"next best {' -> '.join(runner)}" in text
+    assert "(a tie)" in text  # A -> B -> C and A -> C -> B: R2 = 19 * 910 * 0.445 either way
+    assert "of 6 orders without cross products" in text
+    assert "buffer A: 19 situations" in text  # 0.9 * 10 + 0.1 * 100
+    assert "B before C: selectivity 0.3145 (observed)" in text  # 0.9 * 0.3 + 0.1 * 0.445
+    assert "A before B: selectivity 0.445 (Table 3)" in text
+    assert "drifted" in text
+
+
+def test_bad_options_are_kleene_errors() -> None:
+    for kwargs in ({"alpha": 0.0}, {"alpha": 1.0}, {"threshold": -1}, {"initial_buffer_size": 0}):
+        with pytest.raises(KleeneError):
+            AdaptivePlanner(Q3, **kwargs)  # type: ignore[arg-type]
+
+
+# --- random observation sequences against a model of section 5.4.1 --------------------
+
+observation = st.tuples(
+    st.lists(st.integers(0, 400), min_size=3, max_size=3),
+    st.dictionaries(st.integers(0, 2), st.floats(0.0, 1.0), max_size=3),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([0.01, 0.1, 0.5, 0.9]),
+    st.sampled_from([0.0, 0.05, 0.2, 1.0]),
+    st.lists(observation, min_size=1, max_size=30),
+)
+def test_replanning_matches_the_drift_rule(
+    alpha: float, threshold: float, stream: list[tuple[list[int], dict[int, float]]]
+) -> None:
+    p = AdaptivePlanner(Q3, alpha=alpha, threshold=threshold, initial_buffer_size=50)
+    prior = initial_statistics(Q3, 50)
+    avg = {
+        **prior.buffer_sizes,
+        **{i: prior.selectivities[c] for i, c in enumerate(Q3.constraints)},
+    }
+    snap = dict(avg)
+    floors = {"A": 1.0, "B": 1.0, "C": 1.0, 0: 1e-4, 1: 1e-4, 2: 1e-4}
+    replans = 0
+    for counts, sel in stream:
+        observed: dict[str | int, float] = {**dict(zip("ABC", counts, strict=True)), **sel}
+        for k, x in observed.items():
+            avg[k] = alpha * x + (1 - alpha) * avg[k]
+        moved = max(
+            abs(max(avg[k], floors[k]) - max(snap[k], floors[k])) / max(snap[k], floors[k])
+            for k in avg
+        )
+        if moved > threshold:
+            replans += 1
+            snap = dict(avg)
+        p.observe(Observed(dict(zip("ABC", counts, strict=True)), dict(sel)))  # type: ignore[arg-type]
+        assert p.replanned == replans
+    _, cost = p.plan
+    # the active order is always a cheapest one for the snapshot it was computed from
+    assert cost == pytest.approx(rank_orders(Q3, p.snapshot).best[1], rel=1e-9, abs=1e-9)
+
+
+def test_drift_is_relative_with_a_floor() -> None:
+    assert drift(100.0, 120.0, 1.0) == 0.2
+    assert drift(100.0, 80.0, 1.0) == 0.2
+    assert drift(0.0, 0.5, 1.0) == 0.0
+    assert drift(0.5, 2.0, 1.0) == 1.0
