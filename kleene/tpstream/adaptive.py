@@ -11,7 +11,7 @@ invocation at no migration cost (``SituationMatcher.set_order``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from kleene.errors import KleeneError
@@ -41,15 +41,19 @@ SELECTIVITY_FLOOR = 1e-4
 
 class MatcherStatistics(Protocol):
     """What the planner reads from the matcher after an update: each symbol's buffer
-    size, and the selectivity each constraint showed during that update (the fraction
-    of the pairs it was checked on that satisfied it), keyed by the constraint or its
-    index in the pattern; constraints not evaluated in the update are absent."""
+    size and, per constraint (by index in the pattern), cumulative counts of the
+    buffered situations its range queries ran over (``candidates``) and of those that
+    satisfied it (``survivors``). Their growth over one update is the selectivity the
+    constraint showed in it (the fraction of the pairs checked that satisfied it)."""
 
     @property
     def buffer_sizes(self) -> Mapping[str, int]: ...
 
     @property
-    def selectivities(self) -> Mapping[Constraint | int, float]: ...
+    def candidates(self) -> Sequence[int]: ...
+
+    @property
+    def survivors(self) -> Sequence[int]: ...
 
 
 def ema(previous: float, value: float, alpha: float) -> float:
@@ -66,9 +70,9 @@ def drift(before: float, now: float, floor: float) -> float:
 class AdaptivePlanner:
     """The evaluation order of one temporal pattern, kept cheapest as the stream changes.
 
-    ``observe`` after each matcher update; when it returns True, hand ``order`` to the
-    matcher. ``replanned`` counts the recomputations drift triggered, ``switches`` the
-    ones that changed the order.
+    ``observe(matcher.statistics())`` after each matcher update; when it returns True,
+    hand ``order`` to the matcher (``set_order``). ``replanned`` counts the
+    recomputations drift triggered, ``switches`` the ones that changed the order.
     """
 
     def __init__(
@@ -96,6 +100,7 @@ class AdaptivePlanner:
         self.sizes = dict(prior.buffer_sizes)
         self.selectivities = dict(prior.selectivities)
         self.observed: set[Constraint] = set()
+        self._counted = [(0, 0)] * len(pattern.constraints)  # (candidates, survivors)
         self.updates = 0
         self.replanned = 0
         self.switches = 0
@@ -124,8 +129,7 @@ class AdaptivePlanner:
         for symbol in self.pattern.symbols:
             size = float(stats.buffer_sizes.get(symbol, 0))
             self.sizes[symbol] = ema(self.sizes[symbol], size, self.alpha)
-        for key, value in stats.selectivities.items():
-            c = self.pattern.constraints[key] if isinstance(key, int) else key
+        for c, value in self._selectivities_seen(stats).items():
             self.selectivities[c] = ema(self.selectivities[c], value, self.alpha)
             self.observed.add(c)
         what, amount = self.largest_drift()
@@ -134,6 +138,23 @@ class AdaptivePlanner:
         self.replanned += 1
         self.reason = f"re-planned after update {self.updates}: {what} drifted by {amount:.0%}"
         return self._plan(initial=False)
+
+    def _selectivities_seen(self, stats: MatcherStatistics) -> dict[Constraint, float]:
+        """Each constraint's survivors per candidate since the previous observation
+        (constraints not queried since are absent; counters that went back, as after a
+        restore, count from zero)."""
+        seen: dict[Constraint, list[int]] = {}
+        for i, c in enumerate(self.pattern.constraints):
+            dc = stats.candidates[i] - self._counted[i][0]
+            ds = stats.survivors[i] - self._counted[i][1]
+            if dc < 0 or ds < 0:
+                dc, ds = stats.candidates[i], stats.survivors[i]
+            self._counted[i] = (stats.candidates[i], stats.survivors[i])
+            if dc > 0:
+                total = seen.setdefault(c, [0, 0])
+                total[0] += dc
+                total[1] += ds
+        return {c: ds / dc for c, (dc, ds) in seen.items()}
 
     def largest_drift(self) -> tuple[str, float]:
         """The statistic that moved most (relatively) since the plan was computed."""

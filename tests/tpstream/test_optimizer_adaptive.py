@@ -25,14 +25,33 @@ Q3 = TemporalPattern(
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Observed:
+    """The statistics the matcher reports (cumulative query counts per constraint)."""
+
     buffer_sizes: Mapping[str, int]
-    selectivities: Mapping[Constraint | int, float] = field(default_factory=dict)
+    candidates: tuple[int, ...]
+    survivors: tuple[int, ...]
 
 
-def sizes(a: float, b: float, c: float) -> Observed:
-    return Observed({"A": a, "B": b, "C": c})  # type: ignore[dict-item]
+@dataclass
+class Feed:
+    """Drives a planner as a matcher would: per update, buffer sizes and per constraint
+    (survivors, candidates) added to cumulative counts."""
+
+    planner: AdaptivePlanner
+    candidates: list[int] = field(default_factory=lambda: [0, 0, 0])
+    survivors: list[int] = field(default_factory=lambda: [0, 0, 0])
+
+    def __call__(
+        self, a: float, b: float, c: float, queried: Mapping[int, tuple[int, int]] = {}
+    ) -> bool:
+        for i, (survived, ran) in queried.items():
+            self.survivors[i] += survived
+            self.candidates[i] += ran
+        sizes = {"A": a, "B": b, "C": c}
+        obs = Observed(sizes, tuple(self.candidates), tuple(self.survivors))  # type: ignore[arg-type]
+        return self.planner.observe(obs)
 
 
 def test_ema_arithmetic() -> None:
@@ -41,40 +60,51 @@ def test_ema_arithmetic() -> None:
     p = AdaptivePlanner(Q3, alpha=0.25, threshold=100, initial_buffer_size=8)
     xs = [4.0, 20.0, 0.0, 12.0]
     for x in xs:
-        p.observe(sizes(x, 8, 8))
+        Feed(p)(x, 8, 8)
     # closed form: (1 - a)^k * prior + sum_j a * (1 - a)^(k - j) * x_j
     expected = 0.75**4 * 8 + sum(0.25 * 0.75 ** (3 - j) * x for j, x in enumerate(xs))
     assert math.isclose(p.sizes["A"], expected)
     assert p.sizes["B"] == p.sizes["C"] == 8.0
 
 
-def test_selectivity_ema_starts_at_table3_and_takes_index_or_constraint_keys() -> None:
+def test_selectivity_ema_starts_at_table3_and_follows_each_updates_counts() -> None:
     p = AdaptivePlanner(Q3, alpha=0.5, threshold=100)
+    feed = Feed(p)
     ab, ac, bc = Q3.constraints
-    p.observe(Observed({"A": 100, "B": 100, "C": 100}, {0: 0.045}))
+    feed(100, 100, 100, {0: (45, 1000)})
     assert math.isclose(p.selectivities[ab], 0.5 * 0.045 + 0.5 * 0.445)
-    p.observe(Observed({"A": 100, "B": 100, "C": 100}, {bc: 1.0}))
+    feed(100, 100, 100, {0: (10, 10), 2: (7, 7)})  # this update's counts, not the totals
+    assert math.isclose(p.selectivities[ab], 0.5 * 1.0 + 0.25 * 0.045 + 0.25 * 0.445)
     assert math.isclose(p.selectivities[bc], 0.5 + 0.5 * 0.445)
-    assert p.selectivities[ac] == 0.445  # not observed: unchanged
+    assert p.selectivities[ac] == 0.445  # never queried: Table 3's value
+    feed(100, 100, 100)  # nothing queried: no change
+    assert math.isclose(p.selectivities[bc], 0.5 + 0.5 * 0.445)
+
+
+def test_counters_that_go_back_count_from_zero() -> None:
+    p = AdaptivePlanner(Q3, alpha=0.5, threshold=100)
+    p.observe(Observed({"A": 1, "B": 1, "C": 1}, (1000, 0, 0), (500, 0, 0)))
+    p.observe(Observed({"A": 1, "B": 1, "C": 1}, (10, 0, 0), (1, 0, 0)))  # a restored matcher
+    assert math.isclose(p.selectivities[Q3.constraints[0]], 0.5 * 0.1 + 0.25 * 0.5 + 0.25 * 0.445)
 
 
 def test_replans_exactly_past_the_threshold() -> None:
     p = AdaptivePlanner(Q3, alpha=0.5, threshold=0.2, initial_buffer_size=100)
-    p.observe(sizes(140, 100, 100))  # EMA 120: drift exactly 0.2, not past it
+    Feed(p)(140, 100, 100)  # EMA 120: drift exactly 0.2, not past it
     assert p.replanned == 0
-    p.observe(sizes(120, 100, 100))  # EMA stays 120
+    Feed(p)(120, 100, 100)  # EMA stays 120
     assert p.replanned == 0
-    p.observe(sizes(120.0002, 100, 100))  # EMA 120.0001: past
+    Feed(p)(120.0002, 100, 100)  # EMA 120.0001: past
     assert p.replanned == 1
     assert p.snapshot.buffer_sizes["A"] == pytest.approx(120.0001)
-    p.observe(sizes(120.0001, 100, 100))  # measured from the new snapshot: no drift
+    Feed(p)(120.0001, 100, 100)  # measured from the new snapshot: no drift
     assert p.replanned == 1
 
 
 def test_a_vanishing_buffer_stops_replanning_at_the_floor() -> None:
     p = AdaptivePlanner(Q3, alpha=0.5, threshold=0.2, initial_buffer_size=100)
     for _ in range(100):
-        p.observe(sizes(0, 100, 100))
+        Feed(p)(0, 100, 100)
     # EMA_k = 100 / 2^k: each halving drifts 50% (k = 1..6); at k = 7 the EMA, 0.78, counts
     # as the floor 1, 36% below 1.5625; from then on it stays at the floor
     assert p.replanned == 7
@@ -84,14 +114,14 @@ def test_q3_adapts_to_the_occurrence_ratio_and_ties_do_not_switch() -> None:
     p = AdaptivePlanner(Q3, alpha=0.5, threshold=0.2, initial_buffer_size=100)
     first = p.order
     for _ in range(20):  # all buffers grow alike: every order costs the same
-        p.observe(sizes(300, 300, 300))
+        Feed(p)(300, 300, 300)
     assert p.replanned > 0 and p.switches == 0 and p.order == first
     for _ in range(30):  # 1:50:50: start from the small buffer A
-        p.observe(sizes(10, 500, 500))
+        Feed(p)(10, 500, 500)
     assert p.order[0] == "A"
     switches = p.switches
     for _ in range(30):  # 50:1:50: start from B
-        p.observe(sizes(500, 10, 500))
+        Feed(p)(500, 10, 500)
     assert p.order[0] == "B" and p.switches == switches + 1
     order, cost = p.plan
     assert cost == pytest.approx(rank_orders(Q3, p.snapshot).best[1])
@@ -101,14 +131,14 @@ def test_q3_adapts_to_the_occurrence_ratio_and_ties_do_not_switch() -> None:
 def test_observe_reports_a_switch() -> None:
     p = AdaptivePlanner(Q3, alpha=0.9, threshold=0.2)
     assert p.order == ("A", "B", "C")  # all orders tie initially: the pattern's order
-    assert p.observe(sizes(1000, 10, 1000)) is True
+    assert Feed(p)(1000, 10, 1000) is True
     assert p.order[0] == "B" and p.switches == 1
-    assert p.observe(sizes(1000, 10, 1000)) is False
+    assert Feed(p)(1000, 10, 1000) is False
 
 
 def test_explanation_names_order_cost_runner_up_and_statistics() -> None:
     p = AdaptivePlanner(Q3, alpha=0.9, threshold=0.2)
-    p.observe(Observed({"A": 10, "B": 1000, "C": 1000}, {2: 0.3}))
+    Feed(p)(10, 1000, 1000, {2: (3, 10)})
     text = p.explanation()
     order, cost = p.plan
     assert f"evaluation order: {' -> '.join(order)} (estimated cost {cost:.4g}" in text
@@ -130,9 +160,10 @@ def test_bad_options_are_kleene_errors() -> None:
 
 # --- random observation sequences against a model of section 5.4.1 --------------------
 
+counts = st.integers(1, 60).flatmap(lambda ran: st.tuples(st.integers(0, ran), st.just(ran)))
 observation = st.tuples(
     st.lists(st.integers(0, 400), min_size=3, max_size=3),
-    st.dictionaries(st.integers(0, 2), st.floats(0.0, 1.0), max_size=3),
+    st.dictionaries(st.integers(0, 2), counts, max_size=3),
 )
 
 
@@ -143,7 +174,7 @@ observation = st.tuples(
     st.lists(observation, min_size=1, max_size=30),
 )
 def test_replanning_matches_the_drift_rule(
-    alpha: float, threshold: float, stream: list[tuple[list[int], dict[int, float]]]
+    alpha: float, threshold: float, stream: list[tuple[list[int], dict[int, tuple[int, int]]]]
 ) -> None:
     p = AdaptivePlanner(Q3, alpha=alpha, threshold=threshold, initial_buffer_size=50)
     prior = initial_statistics(Q3, 50)
@@ -154,8 +185,10 @@ def test_replanning_matches_the_drift_rule(
     snap = dict(avg)
     floors = {"A": 1.0, "B": 1.0, "C": 1.0, 0: 1e-4, 1: 1e-4, 2: 1e-4}
     replans = 0
-    for counts, sel in stream:
-        observed: dict[str | int, float] = {**dict(zip("ABC", counts, strict=True)), **sel}
+    feed = Feed(p)
+    for sizes, queried in stream:
+        observed: dict[str | int, float] = dict(zip("ABC", sizes, strict=True))
+        observed |= {i: survived / ran for i, (survived, ran) in queried.items()}
         for k, x in observed.items():
             avg[k] = alpha * x + (1 - alpha) * avg[k]
         moved = max(
@@ -165,7 +198,7 @@ def test_replanning_matches_the_drift_rule(
         if moved > threshold:
             replans += 1
             snap = dict(avg)
-        p.observe(Observed(dict(zip("ABC", counts, strict=True)), dict(sel)))  # type: ignore[arg-type]
+        feed(*sizes, queried)
         assert p.replanned == replans
     _, cost = p.plan
     # the active order is always a cheapest one for the snapshot it was computed from
