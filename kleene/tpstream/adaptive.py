@@ -17,6 +17,7 @@ from typing import Protocol
 from kleene.errors import KleeneError
 from kleene.tpstream.model import Constraint, TemporalPattern
 from kleene.tpstream.optimizer import (
+    CostModel,
     Order,
     Ranking,
     Statistics,
@@ -56,6 +57,14 @@ class MatcherStatistics(Protocol):
     def survivors(self) -> Sequence[int]: ...
 
 
+class Replannable(Protocol):
+    """A matcher as the planner drives it (``SituationMatcher``)."""
+
+    def statistics(self) -> MatcherStatistics: ...
+
+    def set_order(self, order: Sequence[str]) -> None: ...
+
+
 def ema(previous: float, value: float, alpha: float) -> float:
     """One step of the exponential moving average (section 5.4.1)."""
     return alpha * value + (1 - alpha) * previous
@@ -70,9 +79,12 @@ def drift(before: float, now: float, floor: float) -> float:
 class AdaptivePlanner:
     """The evaluation order of one temporal pattern, kept cheapest as the stream changes.
 
-    ``observe(matcher.statistics())`` after each matcher update; when it returns True,
-    hand ``order`` to the matcher (``set_order``). ``replanned`` counts the
-    recomputations drift triggered, ``switches`` the ones that changed the order.
+    ``after_update(matcher)`` after each matcher update (or ``observe(statistics)``
+    and, when it returns True, ``matcher.set_order(order)``). The paper observes after
+    every update (``observe_every=1``); observing every k-th spares the statistics'
+    cost where updates are cheap, each observation weighing ``alpha``. ``replanned``
+    counts the recomputations drift triggered, ``switches`` those that changed the
+    order.
     """
 
     def __init__(
@@ -84,6 +96,8 @@ class AdaptivePlanner:
         initial_buffer_size: float = INITIAL_BUFFER_SIZE,
         size_floor: float = SIZE_FLOOR,
         selectivity_floor: float = SELECTIVITY_FLOOR,
+        observe_every: int = 1,
+        model: CostModel = CostModel.SEARCHES,
     ) -> None:
         if not 0 < alpha < 1:
             raise KleeneError(f"the smoothing factor alpha must be in (0, 1), not {alpha}")
@@ -91,11 +105,16 @@ class AdaptivePlanner:
             raise KleeneError(f"the re-planning threshold must be >= 0, not {threshold}")
         if initial_buffer_size <= 0:
             raise KleeneError(f"the initial buffer size must be > 0, not {initial_buffer_size}")
+        if observe_every < 1:
+            raise KleeneError(f"observe_every must be a positive count, not {observe_every}")
         self.pattern = pattern
         self.alpha = alpha
         self.threshold = threshold
         self.size_floor = size_floor
         self.selectivity_floor = selectivity_floor
+        self.observe_every = observe_every
+        self.model = model
+        self._calls = 0
         prior = initial_statistics(pattern, initial_buffer_size)
         self.sizes = dict(prior.buffer_sizes)
         self.selectivities = dict(prior.selectivities)
@@ -120,7 +139,7 @@ class AdaptivePlanner:
     @property
     def plan(self) -> tuple[Order, float]:
         """The active order and its estimated cost (equation 2) under the snapshot."""
-        return self.order, order_cost(self.pattern, self.order, self.snapshot)
+        return self.order, order_cost(self.pattern, self.order, self.snapshot, self.model)
 
     def observe(self, stats: MatcherStatistics) -> bool:
         """Fold one update's statistics into the averages; re-plan if one drifted past
@@ -132,9 +151,9 @@ class AdaptivePlanner:
         for c, value in self._selectivities_seen(stats).items():
             self.selectivities[c] = ema(self.selectivities[c], value, self.alpha)
             self.observed.add(c)
-        what, amount = self.largest_drift()
-        if amount <= self.threshold:
+        if not self._drifted():
             return False
+        what, amount = self.largest_drift()
         self.replanned += 1
         self.reason = f"re-planned after update {self.updates}: {what} drifted by {amount:.0%}"
         return self._plan(initial=False)
@@ -156,6 +175,25 @@ class AdaptivePlanner:
                 total[1] += ds
         return {c: ds / dc for c, (dc, ds) in seen.items()}
 
+    def after_update(self, matcher: Replannable) -> bool:
+        """Call after each ``matcher.update``: every ``observe_every``-th call observes
+        the matcher's statistics and hands it the new order on a switch (which takes
+        effect at its next update, at no migration cost). Returns whether it switched."""
+        self._calls += 1
+        if self._calls % self.observe_every or not self.observe(matcher.statistics()):
+            return False
+        matcher.set_order(self._order)
+        return True
+
+    def _drifted(self) -> bool:
+        """Whether a statistic moved past the threshold since the plan was computed."""
+        t, floor = self.threshold, self.size_floor
+        before = self.snapshot.buffer_sizes
+        if any(drift(before[s], v, floor) > t for s, v in self.sizes.items()):
+            return True
+        floor, before_sel = self.selectivity_floor, self.snapshot.selectivities
+        return any(drift(before_sel[c], v, floor) > t for c, v in self.selectivities.items())
+
     def largest_drift(self) -> tuple[str, float]:
         """The statistic that moved most (relatively) since the plan was computed."""
         moves = [
@@ -176,14 +214,16 @@ class AdaptivePlanner:
         whether the order changed."""
         self.snapshot = self.statistics
         self._observed_at_plan = set(self.observed)
-        self.ranking: Ranking = rank_orders(self.pattern, self.snapshot)
+        self.ranking: Ranking = rank_orders(self.pattern, self.snapshot, model=self.model)
         best, best_cost = self.ranking.best
         if initial:
             self._order = best
             return False
         if self._order == best:
             return False
-        if order_cost(self.pattern, self._order, self.snapshot) <= best_cost * (1 + 1e-9):
+        if order_cost(self.pattern, self._order, self.snapshot, self.model) <= best_cost * (
+            1 + 1e-9
+        ):
             return False
         self._order = best
         self.switches += 1
@@ -192,7 +232,10 @@ class AdaptivePlanner:
     def explanation(self) -> str:
         """Why the active order: its cost, the runner-up, the statistics behind it."""
         order, cost = self.plan
-        lines = [f"evaluation order: {' -> '.join(order)} (estimated cost {cost:.4g}, eq. 2)"]
+        lines = [
+            f"evaluation order: {' -> '.join(order)} (estimated cost {cost:.4g}, "
+            f"equation 2, {self.model.value} form)"
+        ]
         others = [(o, c) for o, c in self.ranking.orders if o != order]
         n = self.ranking.candidates
         if others:

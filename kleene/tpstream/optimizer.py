@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from kleene.tpstream.model import Allen, Constraint, TemporalPattern
 
@@ -39,10 +40,44 @@ _TABLE3 = {
 }
 TABLE3: Mapping[Allen, float] = {r: _TABLE3.get(r, _TABLE3.get(r.inverse, 0.0)) for r in Allen}
 
-# Equation 2's bound on one findMatches call: |P| constraints, up to 13 relations each,
-# 4 binary searches per relation, each log2 |B_i|.
-RELATIONS = 13
+# Binary searches per relation in one findMatches call (section 5.2: two range queries
+# per relation, one on start and one on end timestamps, each bounded on both sides), and
+# the relations a constraint may list: equation 2's bound is |P| * 13 * 4 * log2 |B|.
 SEARCHES = 4
+RELATIONS = 13
+
+
+class CostModel(Enum):
+    """How a step of the join is charged.
+
+    ``PRINTED`` is equation 2 as the paper prints it: step i costs
+    ``|R_(i-1)| * |R_i| + C_findMatches(|B_i|)`` with the bound
+    ``C_findMatches(|B|) = |P| * 13 * 4 * log2 |B|``, once per step. ``SEARCHES`` is the
+    reading equation 1 leads to (the default): each of the ``|R_(i-1)|`` partial results
+    issues one findMatches on ``B_i`` (4 binary searches per relation of the applicable
+    constraints; a scan of ``B_i`` when none applies, equation 1's term) and each of the
+    ``|R_i|`` results is produced once. The printed form charges a constant per step, so
+    it ranks orders by their products of intermediate sizes and, with small buffers, by
+    which buffer it does not search at all; the bench of section 6.4.2
+    (bench/tpstream_adaptive.py) shows it choosing the worst orders there, the
+    ``SEARCHES`` form the best ones. Both take ``log2(|B| + 1)``, the probes of a binary
+    search over ``|B|`` entries, defined for an empty buffer.
+    """
+
+    SEARCHES = "searches"
+    PRINTED = "printed"
+
+
+def step_cost(
+    model: CostModel, r_prev: float, r_next: float, size: float, relations: int, pattern_size: int
+) -> float:
+    """The cost of joining a buffer of ``size`` situations to ``r_prev`` partial results,
+    giving ``r_next``, through applicable constraints listing ``relations`` relations in
+    all, in a pattern of ``pattern_size`` constraints."""
+    probes = math.log2(size + 1)
+    if model is CostModel.PRINTED:
+        return r_prev * r_next + pattern_size * RELATIONS * SEARCHES * probes
+    return r_prev * (SEARCHES * relations * probes if relations else size) + r_next
 
 
 def initial_selectivity(constraint: Constraint) -> float:
@@ -69,12 +104,6 @@ def initial_statistics(pattern: TemporalPattern, buffer_size: float) -> Statisti
         {s: float(buffer_size) for s in pattern.symbols},
         {c: initial_selectivity(c) for c in pattern.constraints},
     )
-
-
-def find_cost(pattern: TemporalPattern, size: float) -> float:
-    """``C_findMatches(|B|)``: equation 2's bound ``|P| * 13 * 4 * log2 |B|`` (a buffer
-    of at most one situation costs nothing to search)."""
-    return len(pattern.constraints) * RELATIONS * SEARCHES * math.log2(max(size, 1.0))
 
 
 def applicable(pattern: TemporalPattern, order: Sequence[str], i: int) -> list[Constraint]:
@@ -108,13 +137,20 @@ def intermediate_sizes(
     return sizes
 
 
-def order_cost(pattern: TemporalPattern, order: Sequence[str], stats: Statistics) -> float:
-    """Equation 2, as printed: ``sum_(i=2..n) |R_(i-1)| * |R_i| + C_findMatches(|B_i|)``."""
+def order_cost(
+    pattern: TemporalPattern,
+    order: Sequence[str],
+    stats: Statistics,
+    model: CostModel = CostModel.SEARCHES,
+) -> float:
+    """Equation 2: the sum over steps ``i = 2..n`` of :func:`step_cost`."""
     r = intermediate_sizes(pattern, order, stats)
-    return sum(
-        r[i - 1] * r[i] + find_cost(pattern, stats.buffer_sizes[order[i]])
-        for i in range(1, len(order))
-    )
+    total = 0.0
+    for i in range(1, len(order)):
+        relations = sum(len(c.relations) for c in applicable(pattern, order, i))
+        size = stats.buffer_sizes[order[i]]
+        total += step_cost(model, r[i - 1], r[i], size, relations, len(pattern.constraints))
+    return total
 
 
 def neighbours(pattern: TemporalPattern) -> dict[str, set[str]]:
@@ -151,29 +187,33 @@ class Ranking:
         return self.orders[0]
 
 
-def rank_orders(pattern: TemporalPattern, stats: Statistics, keep: int = 2) -> Ranking:
+def rank_orders(
+    pattern: TemporalPattern,
+    stats: Statistics,
+    keep: int = 2,
+    model: CostModel = CostModel.SEARCHES,
+) -> Ranking:
     """The ``keep`` cheapest cross-product-free evaluation orders, exactly.
 
     A dynamic program over the sets of symbols joined so far (bit masks): ``|R|`` of a
     set is the product of its buffer sizes and of the selectivities of the constraints
-    inside it; a step from set ``S`` to ``S + {x}`` costs ``|R(S)| * |R(S + {x})| +
-    C_findMatches(|B_x|)``; each set keeps its ``keep`` cheapest prefixes, which makes
-    the overall ``keep`` cheapest exact (a k-shortest-paths DP on a DAG). Ties go to the
-    order listing symbols earlier in the pattern first.
+    inside it; a step from ``S`` to ``S + {x}`` costs :func:`step_cost` of ``|R(S)|``,
+    ``|R(S + {x})|`` and the constraints between ``x`` and ``S``. Each set keeps its
+    ``keep`` cheapest prefixes, which makes the overall ``keep`` cheapest exact (a
+    k-shortest-paths DP on a DAG). Ties go to the order listing pattern symbols first.
     """
     symbols = pattern.symbols
-    n = len(symbols)
+    n, m = len(symbols), len(pattern.constraints)
     pos = {s: i for i, s in enumerate(symbols)}
     adj = [0] * n
-    links: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    links: list[list[tuple[int, float, int]]] = [[] for _ in range(n)]
     for c in pattern.constraints:
         a, b, s = pos[c.left], pos[c.right], stats.selectivities[c]
         adj[a] |= 1 << b
         adj[b] |= 1 << a
-        links[a].append((b, s))
-        links[b].append((a, s))
+        links[a].append((b, s, len(c.relations)))
+        links[b].append((a, s, len(c.relations)))
     size = [float(stats.buffer_sizes[s]) for s in symbols]
-    fm = [find_cost(pattern, b) for b in size]
     full = (1 << n) - 1
     r = [1.0] * (full + 1)
     reach = [0] * (full + 1)  # symbols with a constraint to the set
@@ -182,8 +222,7 @@ def rank_orders(pattern: TemporalPattern, stats: Statistics, keep: int = 2) -> R
     for mask in range(1, full + 1):
         low = (mask & -mask).bit_length() - 1
         rest = mask & ~(1 << low)
-        factor = math.prod(s for j, s in links[low] if rest >> j & 1)
-        r[mask] = r[rest] * size[low] * factor
+        r[mask] = r[rest] * size[low] * math.prod(s for j, s, _ in links[low] if rest >> j & 1)
         reach[mask] = reach[rest] | adj[low]
         if rest == 0:
             best[mask] = [(0.0, (low,))]
@@ -196,13 +235,16 @@ def rank_orders(pattern: TemporalPattern, stats: Statistics, keep: int = 2) -> R
                 continue
             if not adj[x] & prev and reach[prev] & ~prev:
                 continue  # a cross product while a constrained symbol remains
-            step = r[prev] * r[mask] + fm[x]
+            relations = sum(k for j, _, k in links[x] if prev >> j & 1)
+            step = step_cost(model, r[prev], r[mask], size[x], relations, m)
             count[mask] += count[prev]
             found += [(cost + step, (*seq, x)) for cost, seq in best[prev]]
         best[mask] = sorted(found, key=lambda cs: (_rounded(cs[0]), cs[1]))[:keep]
-    costed = [(tuple(symbols[i] for i in seq), seq) for _, seq in best[full]]
     ranked = sorted(
-        ((order, order_cost(pattern, order, stats), seq) for order, seq in costed),
+        (
+            (order, order_cost(pattern, order, stats, model), seq)
+            for order, seq in ((tuple(symbols[i] for i in seq), seq) for _, seq in best[full])
+        ),
         key=lambda ocs: (_rounded(ocs[1]), ocs[2]),
     )
     return Ranking(tuple((order, cost) for order, cost, _ in ranked), count[full])
@@ -214,9 +256,11 @@ def _rounded(cost: float) -> float:
     return float(f"{cost:.12g}")
 
 
-def best_order(pattern: TemporalPattern, stats: Statistics) -> tuple[Order, float]:
+def best_order(
+    pattern: TemporalPattern, stats: Statistics, model: CostModel = CostModel.SEARCHES
+) -> tuple[Order, float]:
     """The cheapest cross-product-free evaluation order and its estimated cost."""
-    return rank_orders(pattern, stats, keep=1).best
+    return rank_orders(pattern, stats, keep=1, model=model).best
 
 
 def describe_constraint(c: Constraint) -> str:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from kleene.tpstream.model import Allen, Constraint, TemporalPattern
 from kleene.tpstream.optimizer import (
     TABLE3,
+    CostModel,
     Statistics,
     avoids_cross_products,
     initial_selectivity,
@@ -21,6 +22,7 @@ from kleene.tpstream.optimizer import (
     rank_orders,
 )
 
+PRINTED = CostModel.PRINTED
 B, D, OV, S, F, M, E = (
     Allen.BEFORE,
     Allen.DURING,
@@ -63,27 +65,42 @@ def test_a_constraint_sums_its_alternatives_capped_at_one() -> None:
 def test_cost_of_two_symbols_by_hand() -> None:
     p = pattern(("A", "B", {B}))
     st_ = stats(p, {"A": 4, "B": 8}, [0.445])
-    # A first: R1 = 4, R2 = 4 * 8 * 0.445 = 14.24; C = 4 * 14.24 + 1*13*4*log2(8) = 212.96
-    assert math.isclose(order_cost(p, ("A", "B"), st_), 56.96 + 156)
-    # B first: R1 = 8, same R2; C = 8 * 14.24 + 52 * log2(4) = 217.92
-    assert math.isclose(order_cost(p, ("B", "A"), st_), 113.92 + 104)
-    assert rank_orders(p, st_).best[0] == ("A", "B")
+    # R1 = |B_first|, R2 = 4 * 8 * 0.445 = 14.24 either way; log2(|B| + 1) probes
+    # printed: |R1| * |R2| + |P| * 13 * 4 * log2(|B2| + 1)
+    assert math.isclose(order_cost(p, ("A", "B"), st_, PRINTED), 4 * 14.24 + 52 * math.log2(9))
+    assert math.isclose(order_cost(p, ("B", "A"), st_, PRINTED), 8 * 14.24 + 52 * math.log2(5))
+    # searches: |R1| * (4 searches * 1 relation * log2(|B2| + 1)) + |R2|
+    assert math.isclose(order_cost(p, ("A", "B"), st_), 4 * 4 * math.log2(9) + 14.24)
+    assert math.isclose(order_cost(p, ("B", "A"), st_), 8 * 4 * math.log2(5) + 14.24)
+    for model in CostModel:
+        assert rank_orders(p, st_, model=model).best[0] == ("A", "B")
 
 
 def test_cost_of_a_chain_with_alternatives_by_hand() -> None:
     # A meets B; A overlaps B  AND  B during C: s_AB = 0.0049 + 0.01, s_BC = 0.03
     p = pattern(("A", "B", {M, OV}), ("B", "C", {D}))
-    st_ = initial_statistics(p, 1)
-    st_ = Statistics({"A": 2, "B": 4, "C": 16}, st_.selectivities)
+    st_ = Statistics({"A": 2, "B": 4, "C": 16}, initial_statistics(p, 1).selectivities)
     r = intermediate_sizes(p, ("A", "B", "C"), st_)
     for got, want in zip(r, [2, 2 * 4 * 0.0149, 2 * 4 * 0.0149 * 16 * 0.03], strict=True):
         assert math.isclose(got, want)
-    # |P| = 2 constraints: C_findMatches(|B|) = 2 * 13 * 4 * log2|B| = 104 log2|B|
-    expected = 2 * 0.1192 + 104 * 2 + 0.1192 * 0.057216 + 104 * 4
+    # searches: step B searches 2 relations for each of R1 = 2, step C 1 for R2 = 0.1192
+    expected = 2 * (4 * 2 * math.log2(5)) + 0.1192 + 0.1192 * (4 * math.log2(17)) + 0.057216
     assert math.isclose(order_cost(p, ("A", "B", "C"), st_), expected)
-    # starting from C: R1 = 16, R2 = 16 * 4 * 0.03 = 1.92, R3 = 1.92 * 2 * 0.0149
-    expected = 16 * 1.92 + 104 * 2 + 1.92 * 0.057216 + 104 * 1
+    # from C: R1 = 16, R2 = 16 * 4 * 0.03 = 1.92, R3 = 1.92 * 2 * 0.0149 = 0.057216
+    expected = 16 * (4 * math.log2(5)) + 1.92 + 1.92 * (4 * 2 * math.log2(3)) + 0.057216
     assert math.isclose(order_cost(p, ("C", "B", "A"), st_), expected)
+    # printed, |P| = 2: C_findMatches(|B|) = 2 * 13 * 4 * log2(|B| + 1) once per step
+    expected = 2 * 0.1192 + 104 * math.log2(5) + 0.1192 * 0.057216 + 104 * math.log2(17)
+    assert math.isclose(order_cost(p, ("A", "B", "C"), st_, PRINTED), expected)
+
+
+def test_a_step_without_constraint_scans_its_buffer() -> None:
+    # two components: after A, B the join of C is a cross product (equation 1's scan)
+    p = pattern(("A", "B", {B}), ("C", "D", {M}))
+    st_ = stats(p, {"A": 2, "B": 3, "C": 5, "D": 7}, [0.5, 0.1])
+    r2, r3, r4 = 2 * 3 * 0.5, 2 * 3 * 0.5 * 5, 2 * 3 * 0.5 * 5 * 7 * 0.1
+    expected = (2 * 4 * math.log2(4) + r2) + (r2 * 5 + r3) + (r3 * 4 * math.log2(8) + r4)
+    assert math.isclose(order_cost(p, ("A", "B", "C", "D"), st_), expected)
 
 
 def test_step_selectivity_multiplies_the_applicable_constraints() -> None:
@@ -120,13 +137,13 @@ def test_ten_symbols_counts_and_optimum() -> None:
     chain = pattern(*((f"S{i}", f"S{i + 1}", {M}) for i in range(9)))
     assert rank_orders(chain, initial_statistics(chain, 100)).candidates == 2**9
     # buffers of 10^4 and selectivities 10^-4, but S9 holds one situation: a prefix
-    # holding S9 has |R| = 1, any other 10^4. Reversed, C = 9 * 1 + 9 * C_fm(10^4), with
-    # C_fm(10^4) = 9 * 52 * log2(10^4) ~ 6219; starting S8, S9 saves one C_fm (S9's is 0)
-    # but pays R1 * R2 = 10^4; any other start pays more
+    # holding S9 has |R| = 1, any other 10^4. Reversed, each step searches 10^4 + 1
+    # entries for one partial result and yields one; any other start joins a second
+    # symbol to R1 = 10^4 partial results
     sizes = {s: 10_000.0 for s in chain.symbols} | {"S9": 1.0}
     st_ = Statistics(sizes, dict.fromkeys(chain.constraints, 1e-4))
     reverse = tuple(f"S{i}" for i in range(9, -1, -1))
-    assert math.isclose(order_cost(chain, reverse, st_), 9 + 9 * 9 * 52 * math.log2(10_000))
+    assert math.isclose(order_cost(chain, reverse, st_), 9 * (4 * math.log2(10_001) + 1))
     assert rank_orders(chain, st_).best[0] == tuple(f"S{i}" for i in range(9, -1, -1))
 
 
@@ -182,18 +199,18 @@ def patterns_and_stats(
 
 
 @settings(max_examples=150, deadline=None)
-@given(patterns_and_stats())
+@given(patterns_and_stats(), st.sampled_from(CostModel))
 def test_chosen_order_is_the_argmin_over_cross_product_free_orders(
-    case: tuple[TemporalPattern, Statistics],
+    case: tuple[TemporalPattern, Statistics], model: CostModel
 ) -> None:
     p, st_ = case
     valid = [o for o in permutations(p.symbols) if brute_force_valid(p, o)]
-    costs = sorted(order_cost(p, o, st_) for o in valid)
-    ranking = rank_orders(p, st_)
+    costs = sorted(order_cost(p, o, st_, model) for o in valid)
+    ranking = rank_orders(p, st_, model=model)
     assert ranking.candidates == len(valid)
     (order, cost), (_, second) = ranking.orders[0], ranking.orders[1]
     assert order in valid
-    assert math.isclose(cost, order_cost(p, order, st_))
+    assert math.isclose(cost, order_cost(p, order, st_, model))
     assert math.isclose(cost, costs[0], rel_tol=1e-9, abs_tol=1e-9)
     assert math.isclose(second, costs[1], rel_tol=1e-9, abs_tol=1e-9)
     assert all(avoids_cross_products(p, o) == (o in valid) for o in permutations(p.symbols))

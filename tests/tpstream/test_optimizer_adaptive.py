@@ -4,7 +4,7 @@ switches (EDBT 2018, section 5.4.1)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pytest
@@ -149,11 +149,17 @@ def test_explanation_names_order_cost_runner_up_and_statistics() -> None:
     assert "buffer A: 19 situations" in text  # 0.9 * 10 + 0.1 * 100
     assert "B before C: selectivity 0.3145 (observed)" in text  # 0.9 * 0.3 + 0.1 * 0.445
     assert "A before B: selectivity 0.445 (Table 3)" in text
-    assert "drifted" in text
+    assert "drifted" in text and "searches form" in text
 
 
 def test_bad_options_are_kleene_errors() -> None:
-    for kwargs in ({"alpha": 0.0}, {"alpha": 1.0}, {"threshold": -1}, {"initial_buffer_size": 0}):
+    for kwargs in (
+        {"alpha": 0.0},
+        {"alpha": 1.0},
+        {"threshold": -1},
+        {"initial_buffer_size": 0},
+        {"observe_every": 0},
+    ):
         with pytest.raises(KleeneError):
             AdaptivePlanner(Q3, **kwargs)  # type: ignore[arg-type]
 
@@ -210,3 +216,28 @@ def test_drift_is_relative_with_a_floor() -> None:
     assert drift(100.0, 80.0, 1.0) == 0.2
     assert drift(0.0, 0.5, 1.0) == 0.0
     assert drift(0.5, 2.0, 1.0) == 1.0
+
+
+@dataclass
+class FakeMatcher:
+    """Reports the buffer sizes it is given and records the orders it is handed."""
+
+    sizes: dict[str, int]
+    orders: list[tuple[str, ...]] = field(default_factory=list)
+    asked: int = 0
+
+    def statistics(self) -> Observed:
+        self.asked += 1
+        return Observed(dict(self.sizes), (0, 0, 0), (0, 0, 0))
+
+    def set_order(self, order: Sequence[str]) -> None:
+        self.orders.append(tuple(order))
+
+
+def test_after_update_observes_every_kth_call_and_sets_the_order() -> None:
+    p = AdaptivePlanner(Q3, alpha=0.9, threshold=0.2, observe_every=3)
+    m = FakeMatcher({"A": 1000, "B": 10, "C": 1000})
+    switched = [p.after_update(m) for _ in range(7)]
+    assert m.asked == 2 and p.updates == 2  # calls 3 and 6
+    assert switched == [False, False, True, False, False, False, False]
+    assert m.orders == [p.order] and p.order[0] == "B"
