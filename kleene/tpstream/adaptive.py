@@ -82,7 +82,9 @@ class AdaptivePlanner:
     ``after_update(matcher)`` after each matcher update (or ``observe(statistics)``
     and, when it returns True, ``matcher.set_order(order)``). The paper observes after
     every update (``observe_every=1``); observing every k-th spares the statistics'
-    cost where updates are cheap, each observation weighing ``alpha``. ``replanned``
+    cost where updates are cheap, each observation then weighing
+    ``1 - (1 - alpha)^k`` (k updates of weight ``alpha`` on a value held in between), so
+    that ``alpha`` keeps its time scale in updates. ``replanned``
     counts the recomputations drift triggered, ``switches`` those that changed the
     order.
     """
@@ -109,6 +111,8 @@ class AdaptivePlanner:
             raise KleeneError(f"observe_every must be a positive count, not {observe_every}")
         self.pattern = pattern
         self.alpha = alpha
+        # k updates of weight alpha on a value held constant between observations
+        self.weight = 1 - (1 - alpha) ** observe_every
         self.threshold = threshold
         self.size_floor = size_floor
         self.selectivity_floor = selectivity_floor
@@ -147,9 +151,9 @@ class AdaptivePlanner:
         self.updates += 1
         for symbol in self.pattern.symbols:
             size = float(stats.buffer_sizes.get(symbol, 0))
-            self.sizes[symbol] = ema(self.sizes[symbol], size, self.alpha)
+            self.sizes[symbol] = ema(self.sizes[symbol], size, self.weight)
         for c, value in self._selectivities_seen(stats).items():
-            self.selectivities[c] = ema(self.selectivities[c], value, self.alpha)
+            self.selectivities[c] = ema(self.selectivities[c], value, self.weight)
             self.observed.add(c)
         if not self._drifted():
             return False
@@ -249,8 +253,11 @@ class AdaptivePlanner:
             lines.append(f"  the only order without cross products (of {n})")
         lines.append(f"  {self.reason}")
         lines.append(
-            f"  statistics (EMA alpha={self.alpha}, re-plan past {self.threshold:.0%} drift; "
-            f"{self.updates} updates, {self.replanned} re-plans, {self.switches} switches):"
+            f"  {self.updates} observations, {self.replanned} re-plans, {self.switches} switches"
+        )
+        lines.append(
+            f"  statistics (EMA, alpha {self.alpha} per update, observed every "
+            f"{self.observe_every}; re-plan past {self.threshold:.0%} drift):"
         )
         for s in self.pattern.symbols:
             lines.append(f"    buffer {s}: {self.snapshot.buffer_sizes[s]:.4g} situations")

@@ -241,3 +241,12 @@ def test_after_update_observes_every_kth_call_and_sets_the_order() -> None:
     assert m.asked == 2 and p.updates == 2  # calls 3 and 6
     assert switched == [False, False, True, False, False, False, False]
     assert m.orders == [p.order] and p.order[0] == "B"
+
+
+def test_sparse_observations_keep_alpha_per_update() -> None:
+    p = AdaptivePlanner(Q3, alpha=0.1, threshold=100, initial_buffer_size=50, observe_every=4)
+    m = FakeMatcher({"A": 10, "B": 50, "C": 50})
+    for _ in range(4):
+        p.after_update(m)
+    # one observation standing for 4 updates of weight 0.1: 0.9^4 of the prior is left
+    assert math.isclose(p.sizes["A"], 0.9**4 * 50 + (1 - 0.9**4) * 10)
