@@ -27,8 +27,8 @@ from typing import Any
 from bench._common import RESULTS, machine, table
 from kleene.tpstream.adaptive import AdaptivePlanner
 from kleene.tpstream.matcher import SituationMatcher
-from kleene.tpstream.optimizer import CostModel
 from kleene.tpstream.model import Allen, Constraint, Situation, TemporalPattern
+from kleene.tpstream.optimizer import CostModel
 
 PHASES = ((1, 1, 1), (1, 50, 50), (50, 1, 50))
 SYMBOLS = ("A", "B", "C")
