@@ -8,7 +8,10 @@ situations of one stream never touch). The low-latency matcher runs once with ea
 the 6 fixed evaluation orders and once driven by :class:`AdaptivePlanner` (observe after
 every update, ``set_order`` on a switch; the paper's alpha 0.01 and threshold 0.2).
 Throughput is situations (starts and ends) fed per CPU second of matcher + planner time
-per phase; every configuration must find the same number of matches (printed as a check).
+per phase, the fastest of ``--repeat`` interleaved runs (the machine is shared); every
+configuration must find the same number of matches (printed as a check). The planner
+observes every 32nd update by default (its cost then vanishes next to the matcher's;
+alpha keeps its meaning per update).
 
     python -m bench.tpstream_adaptive [--per-phase N] [--span T] [--window W]
                                       [--alpha A] [--threshold T] [--seed S]
@@ -119,7 +122,8 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=1_000)
     parser.add_argument("--alpha", type=float, default=0.01)
     parser.add_argument("--threshold", type=float, default=0.2)
-    parser.add_argument("--observe-every", type=int, default=1, help="updates per observation")
+    parser.add_argument("--observe-every", type=int, default=32, help="updates per observation")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per plan; the fastest counts")
     parser.add_argument("--model", default="searches", choices=[m.value for m in CostModel])
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
@@ -131,7 +135,14 @@ def main() -> None:
         for k, ratio in enumerate(PHASES)
     ]
     plans: list[tuple[str, ...] | None] = [*itertools.permutations(SYMBOLS), None]
-    rows = [row for plan in plans for row in run(pattern, phases, plan, args)]
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for _ in range(args.repeat):  # interleaved; the fastest run of each counts
+        for plan in plans:
+            for row in run(pattern, phases, plan, args):
+                key = (row["phase"], row["plan"])
+                if key not in best or row["cpu_s"] < best[key]["cpu_s"]:
+                    best[key] = row
+    rows = list(best.values())
     for phase in {r["phase"] for r in rows}:
         these = [r for r in rows if r["phase"] == phase]
         if len({r["matches"] for r in these}) != 1:

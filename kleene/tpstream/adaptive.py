@@ -72,7 +72,9 @@ def ema(previous: float, value: float, alpha: float) -> float:
 
 def drift(before: float, now: float, floor: float) -> float:
     """The relative difference of ``now`` from ``before``, values under ``floor``
-    counting as ``floor``."""
+    counting as ``floor``. A statistic has drifted past threshold ``t`` when ``now``
+    (at least ``floor``) leaves ``[B * (1 - t), B * (1 + t)]``, ``B = max(before,
+    floor)``: the planner checks these bounds, this figure is for the explanation."""
     return abs(max(now, floor) - max(before, floor)) / max(before, floor)
 
 
@@ -120,10 +122,16 @@ class AdaptivePlanner:
         self.model = model
         self._calls = 0
         prior = initial_statistics(pattern, initial_buffer_size)
-        self.sizes = dict(prior.buffer_sizes)
-        self.selectivities = dict(prior.selectivities)
+        # One average per buffer, then one per distinct constraint, in flat lists (the
+        # planner runs between matcher updates and must stay cheap next to them).
+        unique = list(dict.fromkeys(pattern.constraints))
+        self._keys: list[str | Constraint] = [*pattern.symbols, *unique]
+        self._avg = [*prior.buffer_sizes.values(), *(prior.selectivities[c] for c in unique)]
+        self._floors = [size_floor] * len(pattern.symbols) + [selectivity_floor] * len(unique)
+        slot = {c: len(pattern.symbols) + j for j, c in enumerate(unique)}
+        self._slots = [slot[c] for c in pattern.constraints]
+        self._counted: tuple[Sequence[int], Sequence[int]] = ((0,) * len(self._slots),) * 2
         self.observed: set[Constraint] = set()
-        self._counted = [(0, 0)] * len(pattern.constraints)  # (candidates, survivors)
         self.updates = 0
         self.replanned = 0
         self.switches = 0
@@ -131,9 +139,20 @@ class AdaptivePlanner:
         self._plan(initial=True)
 
     @property
+    def sizes(self) -> dict[str, float]:
+        """The average size of each symbol's buffer."""
+        return dict(zip(self.pattern.symbols, self._avg, strict=False))
+
+    @property
+    def selectivities(self) -> dict[Constraint, float]:
+        """The average selectivity of each constraint (Table 3's until observed)."""
+        n = len(self.pattern.symbols)
+        return {c: self._avg[n + j] for j, c in enumerate(self._keys[n:])}  # type: ignore[misc]
+
+    @property
     def statistics(self) -> Statistics:
         """The current averages."""
-        return Statistics(dict(self.sizes), dict(self.selectivities))
+        return Statistics(self.sizes, self.selectivities)
 
     @property
     def order(self) -> Order:
@@ -145,40 +164,6 @@ class AdaptivePlanner:
         """The active order and its estimated cost (equation 2) under the snapshot."""
         return self.order, order_cost(self.pattern, self.order, self.snapshot, self.model)
 
-    def observe(self, stats: MatcherStatistics) -> bool:
-        """Fold one update's statistics into the averages; re-plan if one drifted past
-        the threshold. Returns whether the order changed."""
-        self.updates += 1
-        for symbol in self.pattern.symbols:
-            size = float(stats.buffer_sizes.get(symbol, 0))
-            self.sizes[symbol] = ema(self.sizes[symbol], size, self.weight)
-        for c, value in self._selectivities_seen(stats).items():
-            self.selectivities[c] = ema(self.selectivities[c], value, self.weight)
-            self.observed.add(c)
-        if not self._drifted():
-            return False
-        what, amount = self.largest_drift()
-        self.replanned += 1
-        self.reason = f"re-planned after update {self.updates}: {what} drifted by {amount:.0%}"
-        return self._plan(initial=False)
-
-    def _selectivities_seen(self, stats: MatcherStatistics) -> dict[Constraint, float]:
-        """Each constraint's survivors per candidate since the previous observation
-        (constraints not queried since are absent; counters that went back, as after a
-        restore, count from zero)."""
-        seen: dict[Constraint, list[int]] = {}
-        for i, c in enumerate(self.pattern.constraints):
-            dc = stats.candidates[i] - self._counted[i][0]
-            ds = stats.survivors[i] - self._counted[i][1]
-            if dc < 0 or ds < 0:
-                dc, ds = stats.candidates[i], stats.survivors[i]
-            self._counted[i] = (stats.candidates[i], stats.survivors[i])
-            if dc > 0:
-                total = seen.setdefault(c, [0, 0])
-                total[0] += dc
-                total[1] += ds
-        return {c: ds / dc for c, (dc, ds) in seen.items()}
-
     def after_update(self, matcher: Replannable) -> bool:
         """Call after each ``matcher.update``: every ``observe_every``-th call observes
         the matcher's statistics and hands it the new order on a switch (which takes
@@ -189,35 +174,65 @@ class AdaptivePlanner:
         matcher.set_order(self._order)
         return True
 
-    def _drifted(self) -> bool:
-        """Whether a statistic moved past the threshold since the plan was computed."""
-        t, floor = self.threshold, self.size_floor
-        before = self.snapshot.buffer_sizes
-        if any(drift(before[s], v, floor) > t for s, v in self.sizes.items()):
-            return True
-        floor, before_sel = self.selectivity_floor, self.snapshot.selectivities
-        return any(drift(before_sel[c], v, floor) > t for c, v in self.selectivities.items())
+    def observe(self, stats: MatcherStatistics) -> bool:
+        """Fold one update's statistics into the averages; re-plan if one drifted past
+        the threshold. Returns whether the order changed."""
+        self.updates += 1
+        avg, weight, sizes = self._avg, self.weight, stats.buffer_sizes
+        for i, symbol in enumerate(self.pattern.symbols):
+            avg[i] = ema(avg[i], sizes.get(symbol, 0), weight)
+        if (stats.candidates, stats.survivors) != self._counted:
+            self._fold_selectivities(stats.candidates, stats.survivors)
+        for value, floor, low, high in zip(avg, self._floors, self._low, self._high, strict=True):
+            value = max(value, floor)
+            if value < low or value > high:
+                break
+        else:
+            return False
+        what, amount = self.largest_drift()
+        self.replanned += 1
+        self.reason = f"re-planned after update {self.updates}: {what} drifted by {amount:.0%}"
+        return self._plan(initial=False)
+
+    def _fold_selectivities(self, candidates: Sequence[int], survivors: Sequence[int]) -> None:
+        """Average in each constraint's survivors per candidate since the previous
+        observation (constraints not queried since keep their average; counters that
+        went back, as after a restore, count from zero)."""
+        before_c, before_s = self._counted
+        seen: dict[int, list[int]] = {}
+        for i, slot in enumerate(self._slots):
+            dc, ds = candidates[i] - before_c[i], survivors[i] - before_s[i]
+            if dc < 0 or ds < 0:
+                dc, ds = candidates[i], survivors[i]
+            if dc > 0:
+                total = seen.setdefault(slot, [0, 0])
+                total[0] += dc
+                total[1] += ds
+        self._counted = (candidates, survivors)
+        for slot, (dc, ds) in seen.items():
+            self._avg[slot] = ema(self._avg[slot], ds / dc, self.weight)
+            self.observed.add(self._keys[slot])  # type: ignore[arg-type]
 
     def largest_drift(self) -> tuple[str, float]:
         """The statistic that moved most (relatively) since the plan was computed."""
-        moves = [
-            (f"buffer {s}", drift(self.snapshot.buffer_sizes[s], v, self.size_floor))
-            for s, v in self.sizes.items()
-        ] + [
-            (
-                f"selectivity of {describe_constraint(c)}",
-                drift(self.snapshot.selectivities[c], v, self.selectivity_floor),
-            )
-            for c, v in self.selectivities.items()
+        names = [
+            f"buffer {k}" if isinstance(k, str) else f"selectivity of {describe_constraint(k)}"
+            for k in self._keys
         ]
-        return max(moves, key=lambda m: m[1])
+        moves = zip(names, self._avg, self._snapshot, self._floors, strict=True)
+        return max(((n, drift(b, v, f)) for n, v, b, f in moves), key=lambda m: m[1])
 
     def _plan(self, initial: bool) -> bool:
         """Recompute the ranking from the current averages and snapshot them; keep the
         active order when it is as cheap as the best (no switch on a tie). Returns
         whether the order changed."""
         self.snapshot = self.statistics
+        self._snapshot = list(self._avg)
         self._observed_at_plan = set(self.observed)
+        # drifted past the threshold: outside [B (1 - t), B (1 + t)], B the snapshot
+        bases = [max(b, f) for b, f in zip(self._avg, self._floors, strict=True)]
+        self._low = [b * (1 - self.threshold) for b in bases]
+        self._high = [b * (1 + self.threshold) for b in bases]
         self.ranking: Ranking = rank_orders(self.pattern, self.snapshot, model=self.model)
         best, best_cost = self.ranking.best
         if initial:

@@ -197,11 +197,12 @@ def test_replanning_matches_the_drift_rule(
         observed |= {i: survived / ran for i, (survived, ran) in queried.items()}
         for k, x in observed.items():
             avg[k] = alpha * x + (1 - alpha) * avg[k]
-        moved = max(
-            abs(max(avg[k], floors[k]) - max(snap[k], floors[k])) / max(snap[k], floors[k])
+        bases = {k: max(snap[k], floors[k]) for k in avg}
+        moved = any(
+            not bases[k] * (1 - threshold) <= max(avg[k], floors[k]) <= bases[k] * (1 + threshold)
             for k in avg
         )
-        if moved > threshold:
+        if moved:
             replans += 1
             snap = dict(avg)
         feed(*sizes, queried)
