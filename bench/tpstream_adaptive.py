@@ -162,6 +162,7 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    path.parent.mkdir(parents=True, exist_ok=True)
     phases = list(dict.fromkeys(r["phase"] for r in rows))
     plans = list(dict.fromkeys(r["plan"] for r in rows))
     width = 0.8 / len(plans)
@@ -177,12 +178,11 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
     )
     ax.set_ylabel("situations per CPU second")
     ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=8, ncol=4)
+    ax.legend(fontsize=8, ncol=7, loc="upper center", bbox_to_anchor=(0.5, -0.1))
     ax.set_title(
         "Q3 under a shifting occurrence ratio: fixed orders vs adaptive (EDBT 2018, 6.4.2)"
     )
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     print(f"plot: {path}")
 
