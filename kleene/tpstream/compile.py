@@ -148,7 +148,7 @@ def _length(d: Duration, what: str, check: _Checker) -> Length:
     if d.amount < 0:
         raise check.error(f"{what} cannot be negative", d.span)
     unit = "" if d.unit is None else f" {d.unit.name.lower()}"
-    return Length(d.value, d.seconds, f"{d.amount}{unit}")
+    return Length(d.value, d.seconds, f"{what} {d.amount}{unit}")
 
 
 def _constraints(query: TemporalQueryText, check: _Checker) -> tuple[Constraint, ...]:
@@ -282,8 +282,8 @@ def build_plan(text: str) -> TemporalPlan:
     symbols = []
     for k, d in enumerate(query.definitions):
         holds, source = _predicate(d, position.__getitem__, f"_holds{k}", check)
-        low = None if d.minimum is None else _length(d.minimum, "a minimum duration", check)
-        high = None if d.maximum is None else _length(d.maximum, "a maximum duration", check)
+        low = None if d.minimum is None else _length(d.minimum, "AT LEAST", check)
+        high = None if d.maximum is None else _length(d.maximum, "AT MOST", check)
         if (
             low is not None
             and high is not None
@@ -291,8 +291,8 @@ def build_plan(text: str) -> TemporalPlan:
             and low.amount > high.amount
         ):
             raise check.error(
-                f"the duration of {d.symbol} is at least {low.text} and at most "
-                f"{high.text}: no situation can satisfy both",
+                f"the duration of {d.symbol} is {low.text} and {high.text}: no situation "
+                "can satisfy both",
                 d.span,
             )
         symbols.append(

@@ -130,9 +130,11 @@ class TemporalMatch:
 
     ``time`` is Definition 12's output time, the largest end; ``detected`` is when the
     matcher could first know the match (section 5.3), never later than ``time``.
+    ``returned`` holds the RETURN values by name (filled by the query's runtime).
     """
 
     key: tuple[Any, ...]
     situations: Mapping[str, Situation]
     time: Time
     detected: Time
+    returned: Mapping[str, Any] = field(default_factory=dict)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kleene.errors import EventError
-from kleene.times import MICROS, missing_time_unit, time_unit_seconds
+from kleene.times import MICROS, TIME_UNITS, time_unit_seconds
 from kleene.tpstream.model import Constraint, TemporalPattern, Time
 
 # what a summary aggregate reads of a situation, beside its events' attributes
@@ -26,7 +26,7 @@ AGGREGATES = ("first", "last", "min", "max", "avg", "sum", "count", *SITUATION_F
 @dataclass(frozen=True)
 class Length:
     """A length of time as written: ``amount`` in seconds when ``seconds``, else in
-    timestamp units; ``text`` is how the query wrote it."""
+    timestamp units; ``text`` is how the query wrote it (``AT LEAST 5 seconds``)."""
 
     amount: int | float
     seconds: bool
@@ -41,7 +41,11 @@ class Length:
         if not self.seconds:
             return self.amount
         if time_unit is None:
-            raise EventError(missing_time_unit(self.text))
+            raise EventError(
+                f"{self.text} has a time unit but the timestamps are plain numbers: say "
+                "what one timestamp unit is with time_unit= (one of "
+                f"{', '.join(TIME_UNITS)}), or write lengths without a unit, in timestamp units"
+            )
         return self.amount / time_unit_seconds(time_unit)
 
 

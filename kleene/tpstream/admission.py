@@ -1,0 +1,128 @@
+"""Admission of a TPStream query's input events: each one is admitted or rejected with
+its reason, never dropped.
+
+The FROM clause names the stream: an event whose type is another one is not part of it
+(and is passed over, as a SASE+ query passes over types it does not name); an event
+without a type belongs to it. Checked, in order: what makes a record an event at all
+(kleene.events), a readable timestamp of the stream's one kind (numbers or datetimes),
+every attribute the query reads present, usable (a number, a string, a boolean or a
+datetime) and of the kind first seen for that attribute, and a timestamp later than the
+previous event's of its partition (section 4.1: timestamps are unique and in order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kleene.events import EventBatch, EventFields, is_missing, read_batch, value_kind
+from kleene.match import RejectedEvent, late_reason
+from kleene.times import micros_to_datetime
+from kleene.tpstream.plan import TemporalPlan
+
+USABLE = frozenset({"boolean", "number", "string", "datetime"})
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """An admitted event: its input position, partition key, time (internal: datetimes
+    as epoch microseconds) and the values of the plan's attributes, in order."""
+
+    position: int
+    key: tuple[Any, ...]
+    time: Any
+    values: tuple[Any, ...]
+
+
+class Admission:
+    """Admits the events of one stream, batch by batch, in arrival order."""
+
+    def __init__(self, plan: TemporalPlan, fields: EventFields) -> None:
+        self.plan = plan
+        self.fields = fields
+        reads = dict.fromkeys([*plan.attributes, *plan.partition])
+        self.reads = tuple(a for a in reads if a != "timestamp")  # the time is checked apart
+        self.kinds: dict[str, str] = {}
+        self.time_kind: str | None = None
+        self.tz: Any = None
+        self.last: dict[tuple[Any, ...], Any] = {}
+        self.position = 0
+        self.rejected: list[RejectedEvent] = []
+
+    def admit(self, events: Any) -> list[Admitted]:
+        """The admitted events of the stream, in arrival order."""
+        batch = read_batch(events, self.fields, self.position)
+        out = []
+        for j in range(len(batch)):
+            position = self.position + j
+            reason = self._problem(batch, j)
+            if reason is not None:
+                rid = position if j in batch.problems else batch.ids[j]
+                self.rejected.append(RejectedEvent(rid, position, reason, batch.record(j)))
+            elif self._ours(batch, j):
+                out.append(self._admitted(batch, j, position))
+        self.position += len(batch)
+        return out
+
+    def _ours(self, batch: EventBatch, j: int) -> bool:
+        etype = batch.types[j]
+        return etype is None or etype == self.plan.stream
+
+    def _problem(self, batch: EventBatch, j: int) -> str | None:
+        if j in batch.problems:
+            return batch.problems[j] or "not an event"
+        if not self._ours(batch, j):
+            return None
+        kind = batch.time_kinds[j]
+        if kind not in ("number", "datetime"):
+            return kind
+        if self.time_kind is not None and kind != self.time_kind:
+            return (
+                f"timestamp is a {kind}, but the stream's earlier timestamps are {self.time_kind}s"
+            )
+        for attr in self.reads:
+            value = batch.column(attr)[j]
+            if is_missing(value):
+                return f"missing attribute {attr!r}"
+            found = value_kind(value)
+            if found not in USABLE:
+                return (
+                    f"attribute {attr!r} is a {found} ({value!r}); a value must be a number, "
+                    "a string, a boolean or a datetime"
+                )
+            expected = self.kinds.get(attr, found)
+            if found != expected:
+                return f"attribute {attr!r} is a {found} ({value!r}), expected a {expected}"
+        return self._order(batch, j)
+
+    def _order(self, batch: EventBatch, j: int) -> str | None:
+        time = batch.times[j]
+        key = tuple(batch.column(a)[j] for a in self.plan.partition)
+        last = self.last.get(key)
+        if last is None or time > last:
+            return None
+        shown = self._shown(time), self._shown(last)
+        if time < last:
+            return late_reason(*shown) + " (of its partition)"
+        return (
+            f"duplicate time {shown[0]!r} in its partition: TPStream needs strictly "
+            "increasing timestamps within a partition"
+        )
+
+    def _shown(self, time: Any) -> Any:
+        """A time as the input gave it."""
+        return micros_to_datetime(time, self.tz) if self.time_kind == "datetime" else time
+
+    def _admitted(self, batch: EventBatch, j: int, position: int) -> Admitted:
+        time = batch.times[j]
+        if self.time_kind is None:
+            self.time_kind = batch.time_kinds[j]
+            self.tz = batch.tz
+        for attr in self.reads:
+            self.kinds.setdefault(attr, value_kind(batch.column(attr)[j]))
+        key = tuple(batch.column(a)[j] for a in self.plan.partition)
+        self.last[key] = time
+        values = tuple(
+            time if a == "timestamp" else batch.column(a)[j] for a in self.plan.attributes
+        )
+        return Admitted(position, key, time, values)
