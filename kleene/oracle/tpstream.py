@@ -71,24 +71,12 @@ def _ordered(left: Any, right: Any) -> bool:
     )
 
 
-def _divide(a: Any, b: Any) -> Any:
-    if b == 0:
-        raise _NoValue
-    return a / b
-
-
-def _modulo(a: Any, b: Any) -> Any:
-    if b == 0:
-        raise _NoValue
-    return a % b
-
-
 _ARITH: dict[ast.BinOp, Callable[[Any, Any], Any]] = {
     ast.BinOp.ADD: operator.add,
     ast.BinOp.SUB: operator.sub,
     ast.BinOp.MUL: operator.mul,
-    ast.BinOp.DIV: _divide,
-    ast.BinOp.MOD: _modulo,
+    ast.BinOp.DIV: operator.truediv,
+    ast.BinOp.MOD: operator.mod,
 }
 _ORDER = {
     ast.BinOp.LT: operator.lt,
@@ -137,6 +125,8 @@ def evaluate(node: ast.Expr, read: Callable[[ast.AttrRef], Any]) -> Any:
             raise _NoValue
         return _ORDER[node.op](left, right)
     if not (_number(left) and _number(right)):
+        raise _NoValue
+    if node.op in (ast.BinOp.DIV, ast.BinOp.MOD) and right == 0:
         raise _NoValue
     return _ARITH[node.op](left, right)
 

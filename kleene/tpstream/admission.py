@@ -15,12 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kleene.events import EventBatch, EventFields, is_missing, read_batch, value_kind
+from kleene.events import EventBatch, EventFields, read_batch, value_kind
 from kleene.match import RejectedEvent, late_reason
+from kleene.runtime.ingest import attribute_problem
 from kleene.times import micros_to_datetime
 from kleene.tpstream.plan import TemporalPlan
-
-USABLE = frozenset({"boolean", "number", "string", "datetime"})
 
 
 @dataclass(frozen=True)
@@ -80,19 +79,19 @@ class Admission:
             return (
                 f"timestamp is a {kind}, but the stream's earlier timestamps are {self.time_kind}s"
             )
+        stream = self.plan.stream
         for attr in self.reads:
             value = batch.column(attr)[j]
-            if is_missing(value):
-                return f"missing attribute {attr!r}"
+            unusable = attribute_problem(stream, attr, value)
+            if unusable is not None:
+                return unusable
             found = value_kind(value)
-            if found not in USABLE:
-                return (
-                    f"attribute {attr!r} is a {found} ({value!r}); a value must be a number, "
-                    "a string, a boolean or a datetime"
-                )
             expected = self.kinds.get(attr, found)
             if found != expected:
-                return f"attribute {attr!r} is a {found} ({value!r}), expected a {expected}"
+                return (
+                    f"attribute {attr!r} of {stream!r} is a {found} ({value!r}), "
+                    f"expected a {expected}"
+                )
         return self._order(batch, j)
 
     def _order(self, batch: EventBatch, j: int) -> str | None:

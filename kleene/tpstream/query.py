@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kleene.errors import QueryError, RejectedEventsWarning
+from kleene.errors import QueryError
 from kleene.events import EventFields, check_input
-from kleene.match import RejectedEvent
+from kleene.match import RejectedEvent, rejected_warning
 from kleene.runtime.snapshot import digest
 from kleene.times import time_unit_seconds
 from kleene.tpstream.compile import build_plan
@@ -127,14 +127,7 @@ class TemporalQuery:
         :class:`RejectedEventsWarning` (:meth:`run_detailed` gives their reasons)."""
         result = self.run_detailed(events)
         if result.rejected:
-            n = len(result.rejected)
-            warnings.warn(
-                RejectedEventsWarning(
-                    f"{n} event{'s' if n != 1 else ''} rejected (first: "
-                    f"{result.rejected[0].reason}); run_detailed() returns each with its reason"
-                ),
-                stacklevel=2,
-            )
+            warnings.warn(rejected_warning(result.rejected), stacklevel=2)
         return result.matches
 
     def explain(self) -> str:

@@ -22,6 +22,7 @@ from lark.tree import Meta
 from kleene.errors import QueryError
 from kleene.lang import ast
 from kleene.lang._limits import check_limits
+from kleene.lang._parser import lalr
 from kleene.lang._syntax_errors import syntax_error
 from kleene.lang._transform import AstBuilder
 
@@ -110,14 +111,7 @@ class TemporalQueryText:
 @cache
 def _lark() -> Lark:
     grammar = resources.files("kleene.tpstream").joinpath("grammar.lark").read_text("utf-8")
-    return Lark(
-        grammar,
-        parser="lalr",
-        lexer="contextual",
-        propagate_positions=True,
-        maybe_placeholders=True,
-        import_paths=[str(resources.files("kleene.lang"))],
-    )
+    return lalr(grammar, import_paths=[str(resources.files("kleene.lang"))])
 
 
 def _strip_prefixes(tree: Tree) -> None:

@@ -37,7 +37,7 @@ def derive_all(text: str, stream: list[dict[str, Any]]) -> tuple[dict, dict, dic
     return finished, started, derivers
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(queries(), events())
 def test_deriver_equals_the_oracle(text: str, stream: list[dict[str, Any]]) -> None:
     finished, _, _ = derive_all(text, stream)
@@ -57,7 +57,7 @@ def test_deriver_equals_the_oracle(text: str, stream: list[dict[str, Any]]) -> N
     assert finished == expected
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(queries(), events())
 def test_started_situations_follow_the_duration_rules(
     text: str, stream: list[dict[str, Any]]

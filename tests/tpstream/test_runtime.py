@@ -122,8 +122,8 @@ def test_bad_events_are_rejected_with_their_reason() -> None:
     m = scanning(TemporalQuery(DRIVERS))
     m.push(rows)
     reasons = {r.position: r.reason for r in m.take_rejected()}
-    assert reasons[3] == "missing attribute 'speed'"
-    assert reasons[5] == "attribute 'speed' is a string ('fast'), expected a number"
+    assert reasons[3] == "missing attribute 'speed' for event type 'CarSensors'"
+    assert reasons[5] == "attribute 'speed' of 'CarSensors' is a string ('fast'), expected a number"
     assert reasons[7].startswith("late event: time 2 is before")
     assert reasons[8].startswith("duplicate time 6 in its partition")
     assert "noon" in reasons[10]
