@@ -6,8 +6,11 @@ events is tried; it is a situation when every event satisfies the predicate, the
 just before and after it do not (the one after must exist: it gives ``te``) and
 ``te - ts`` lies within the duration constraint. Matches (Definitions 11-13): every
 combination of one situation per symbol (the cross product), kept when each constraint
-holds by at least one of its relations (Table 1, written out here again) and
-``max te - min ts <= WITHIN``. Predicates and RETURN items are read from the AST by
+holds by at least one of its relations (Table 1, written out here again) and the
+configuration is established within the window: ``t_d(P) - min ts <= WITHIN``, with
+``t_d(P)`` section 5.3.1's earliest detection time (docs/semantics.md, "Situations and
+temporal patterns": the reading of Definition 12 under which reporting a match early
+and waiting for its last end agree). Predicates and RETURN items are read from the AST by
 this module's own small interpreter (the rules of docs/semantics.md, "Arithmetic and
 types"), not by the compiled code the engine runs.
 
@@ -260,6 +263,42 @@ def relation_holds(name: str, a: OracleSituation, b: OracleSituation) -> bool:
     return _DELTA[name](a.start, a.end, b.start, b.end)
 
 
+# Section 5.3.1's prefix groups: the relations left open when both situations have
+# started and neither has ended, by the order of their starts (a first, together, b first)
+_GROUPS = (
+    frozenset({"overlaps", "finished-by", "contains"}),
+    frozenset({"starts", "equals", "started-by"}),
+    frozenset({"overlapped-by", "finishes", "during"}),
+)
+
+
+def established(query: TemporalQueryText, chosen: Mapping[str, OracleSituation]) -> Any:
+    """When a configuration is first known to match (section 5.3.1, ``t_d(P)``): per
+    constraint the third of the four endpoints in time order (t3), or the later start
+    when the constraint holds the whole prefix group of the two starts' order; the
+    largest over the constraints and the starts."""
+    t = max(s.start for s in chosen.values())
+    for group in query.constraints:
+        a, b = chosen[group[0].left], chosen[group[0].right]
+        names = {_oriented(r, group[0].left) for r in group}
+        order = 0 if a.start < b.start else 1 if a.start == b.start else 2
+        if _GROUPS[order] <= names:
+            t = max(t, a.start, b.start)
+        else:
+            t = max(t, sorted([a.start, a.end, b.start, b.end])[2])
+    return t
+
+
+def _oriented(r: Any, left: str) -> str:
+    """A relation of a constraint as ``left R right`` (alternatives may be written
+    either way round)."""
+    name = r.name.lower().replace("_", "-")
+    if r.left == left:
+        return name
+    inverse = {v: k for k, v in _INVERSES.items()} | _INVERSES
+    return inverse.get(name, name)
+
+
 def matches(
     text: str, events: Sequence[Mapping[str, Any]], time_unit: str | None = None
 ) -> tuple[TemporalQueryText, list[OracleMatch]]:
@@ -277,8 +316,7 @@ def matches(
                 for group in query.constraints
             ):
                 continue
-            last = max(s.end for s in combo)
-            if last - min(s.start for s in combo) > window:
+            if established(query, chosen) - min(s.start for s in combo) > window:
                 continue
-            found.append(OracleMatch(key, chosen, last))
+            found.append(OracleMatch(key, chosen, max(s.end for s in combo)))
     return query, found

@@ -7,11 +7,13 @@ longest contiguous run of satisfying events, half-open ``[ts, te)`` (Definition 
 finished situation is reported when its duration ``te - ts`` satisfies the symbol's
 duration constraint.
 
-With low latency (section 5.3) situations are also reported when they become visible,
-``end`` None, under the paper's duration rules: a symbol with a maximum duration is
-never reported started (only finished, once the constraint is known to hold); with
-only a minimum, it is reported at the first event at which ``t - ts`` reaches the
-minimum (the deferred start); without a constraint, at its first event.
+Situations are also reported when they become visible (section 5.3), ``end`` None:
+the matcher matches them with low latency, and without it still needs them to know
+how long finished ones must be kept. Section 5.3's duration rules apply: a symbol with
+a maximum duration is never reported started (only finished, once the constraint is
+known to hold); with only a minimum, it is reported at the first event at which
+``t - ts`` reaches the minimum (the deferred start); without a constraint, at its
+first event.
 
 An event's timestamp must be later than the previous event's of its partition (the
 paper's unique timestamps, section 4.1): admission rejects the others. At the end of
@@ -53,12 +55,9 @@ class Deriver:
         plan: TemporalPlan,
         pattern: TemporalPattern,
         key: tuple[Any, ...],
-        *,
-        low_latency: bool = True,
     ) -> None:
         self.symbols = plan.symbols
         self.key = key
-        self.low_latency = low_latency
         self.durations = pattern.durations
         self.attr_index = [
             [None if a.attr is None else plan.attributes.index(a.attr) for a in s.aggregates]
@@ -80,7 +79,7 @@ class Deriver:
                     now = self.ongoing[k] = self._open(k, time, position, values)
                 else:
                     self._prolong(k, now, position, values)
-                if self.low_latency and not now.reported and self._visible(symbol, now, time):
+                if not now.reported and self._visible(symbol, now, time):
                     now.reported = True
                     started.append(self._situation(symbol, now, None, {}))
             elif now is not None:

@@ -103,7 +103,6 @@ class TemporalQuery:
             self.plan,
             self.fields,
             time_unit=self.time_unit,
-            low_latency=self.low_latency,
             make_matcher=_situation_matcher(self.order, self.low_latency),
             fingerprint=self.fingerprint(),
             state=state,

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from kleene.errors import SnapshotError
+from kleene.errors import KleeneError, SnapshotError
 from kleene.events import EventFields
 from kleene.match import RejectedEvent
 from kleene.runtime import snapshot
@@ -49,14 +49,12 @@ class TemporalMatcher:
         fields: EventFields,
         *,
         time_unit: str | None,
-        low_latency: bool,
         make_matcher: MatcherFactory,
         fingerprint: bytes,
         state: bytes | None = None,
     ) -> None:
         self.plan = plan
         self.time_unit = time_unit
-        self.low_latency = low_latency
         self.make_matcher = make_matcher
         self.fingerprint = fingerprint
         self.admission = Admission(plan, fields)
@@ -96,7 +94,7 @@ class TemporalMatcher:
         part = self.partitions.get(key)
         if part is None:
             pattern = self._pattern()
-            deriver = Deriver(self.plan, pattern, key, low_latency=self.low_latency)
+            deriver = Deriver(self.plan, pattern, key)
             part = self.partitions[key] = Partition(deriver, self.make_matcher(pattern), None)
         return part
 
@@ -162,7 +160,7 @@ class TemporalMatcher:
             part = self._partition(snapshot.partition_key(key))
             try:
                 part.deriver.restore(snapshot.sequence(derived, "a deriver"))
-                part.matcher.restore(matched)
-            except (TypeError, ValueError, KeyError, IndexError) as e:
+                part.matcher = type(part.matcher).restore(self._pattern(), matched)
+            except (KleeneError, TypeError, ValueError, KeyError, IndexError) as e:
                 raise SnapshotError(f"the snapshot's state is malformed ({e})") from None
             part.last = last_time

@@ -1,12 +1,13 @@
 """A naive situation matcher for testing the runtime around it (admission, RETURN,
 snapshots) apart from kleene.tpstream.matcher: Algorithm 2 with a full scan of every
-buffer, no low latency, no window purge."""
+buffer, no low latency, no window purge; the window as kleene.tpstream.latency reads it."""
 
 from __future__ import annotations
 
 from itertools import product
 from typing import Any
 
+from kleene.tpstream.latency import established
 from kleene.tpstream.model import Situation, TemporalMatch, TemporalPattern
 
 
@@ -25,7 +26,10 @@ class ScanMatcher:
             for combo in product(*pools):
                 chosen = dict(zip(self.pattern.symbols, combo, strict=True))
                 ends = [c.end for c in combo]
-                if max(ends) - min(c.start for c in combo) > self.pattern.window:
+                if (
+                    established(self.pattern, chosen) - min(c.start for c in combo)
+                    > self.pattern.window
+                ):
                     continue
                 if all(c.holds(chosen[c.left], chosen[c.right]) for c in self.pattern.constraints):
                     found.append(TemporalMatch(s.key, chosen, max(ends), time))
@@ -41,6 +45,9 @@ class ScanMatcher:
             for s in b
         ]
 
-    def restore(self, data: Any) -> None:
+    @classmethod
+    def restore(cls, pattern: TemporalPattern, data: Any) -> ScanMatcher:
+        m = cls(pattern)
         for item in data:
-            self.buffers[item[0]].append(Situation(*item))
+            m.buffers[item[0]].append(Situation(*item))
+        return m

@@ -18,7 +18,7 @@ ATOMS = (
     "S.y > {c}",
     "S.y <= {c} and S.y >= 0",
     "S.x / S.y > 1",
-    "S.x % 2 = {p}",
+    "S.x % 3 = {p}",
 )
 SYMBOLS = ("A", "B", "C", "D")
 RELATIONS = (

@@ -53,7 +53,6 @@ def scanning(query: TemporalQuery, state: bytes | None = None) -> TemporalMatche
         query.plan,
         query.fields,
         time_unit=query.time_unit,
-        low_latency=False,
         make_matcher=ScanMatcher,
         fingerprint=query.fingerprint(),
         state=state,
