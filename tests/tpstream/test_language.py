@@ -124,3 +124,18 @@ def test_syntax_errors_say_what_was_expected(text: str, message: str) -> None:
 
 def test_within_must_be_positive() -> None:
     assert "WITHIN must be a positive" in error(LISTING_1.replace("5 MINUTES", "0")).message
+
+
+def test_the_runtime_speaks_only_the_plan() -> None:
+    """The deriver, admission, aggregates and runtime import nothing of the front end."""
+    from tests.test_architecture import front_end_imports, modules
+
+    runtime = ["aggregates", "admission", "deriver", "plan", "runtime", "matcher"]
+    found = {
+        name: uses
+        for name, path in modules().items()
+        if name.rpartition(".")[2] in runtime and name.startswith("kleene.tpstream.")
+        if (uses := front_end_imports(name, path))
+    }
+    assert len([n for n in modules() if n.startswith("kleene.tpstream.")]) > len(runtime)
+    assert not found

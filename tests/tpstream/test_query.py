@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kleene
 from kleene.errors import RejectedEventsWarning, SnapshotError
@@ -77,11 +78,13 @@ def test_matcher_snapshots_resume() -> None:
         TemporalQuery(DRIVERS, low_latency=False).matcher(first.snapshot())
 
 
-def check_against_oracle(text: str, stream: list[dict[str, Any]], low_latency: bool) -> None:
+def check_against_oracle(
+    text: str, stream: list[dict[str, Any]], low_latency: bool, order: Any = None
+) -> None:
     query, expected = oracle.matches(text, stream)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no event of these streams is rejected
-        found = TemporalQuery(text, low_latency=low_latency).run(stream)
+        found = TemporalQuery(text, low_latency=low_latency, order=order).run(stream)
     twins = {identity(m): m for m in expected}
     assert sorted(identity(m) for m in found) == sorted(twins)
     for m in found:
@@ -97,12 +100,18 @@ def check_against_oracle(text: str, stream: list[dict[str, Any]], low_latency: b
 
 
 @settings(max_examples=100, deadline=None)
-@given(queries(), events())
-def test_query_equals_the_oracle_with_low_latency(text: str, stream: list[dict[str, Any]]) -> None:
-    check_against_oracle(text, closed(stream), low_latency=True)
+@given(queries(), events(), st.data())
+def test_query_equals_the_oracle_with_low_latency(
+    text: str, stream: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    order = data.draw(st.none() | st.permutations(TemporalQuery(text).symbols))
+    check_against_oracle(text, closed(stream), True, order)
 
 
 @settings(max_examples=60, deadline=None)
-@given(queries(), events())
-def test_query_equals_the_oracle_on_ends(text: str, stream: list[dict[str, Any]]) -> None:
-    check_against_oracle(text, closed(stream), low_latency=False)
+@given(queries(), events(), st.data())
+def test_query_equals_the_oracle_on_ends(
+    text: str, stream: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    order = data.draw(st.none() | st.permutations(TemporalQuery(text).symbols))
+    check_against_oracle(text, closed(stream), False, order)
