@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from kleene.events import EventBatch, EventFields, read_batch, value_kind
 from kleene.match import RejectedEvent, late_reason
 from kleene.runtime.ingest import attribute_problem
@@ -51,6 +53,8 @@ class Admission:
     def admit(self, events: Any) -> list[Admitted]:
         """The admitted events of the stream, in arrival order."""
         batch = read_batch(events, self.fields, self.position)
+        if self._clean(batch):
+            return self._whole(batch)
         out = []
         for j in range(len(batch)):
             position = self.position + j
@@ -60,6 +64,48 @@ class Admission:
                 self.rejected.append(RejectedEvent(rid, position, reason, batch.record(j)))
             elif self._ours(batch, j):
                 out.append(self._admitted(batch, j, position))
+        self.position += len(batch)
+        return out
+
+    def _clean(self, batch: EventBatch) -> bool:
+        """Whether every event of the batch is of the stream with a time of its kind and
+        each attribute read of one known kind, nothing missing (checked column-wise)."""
+        if batch.problems or not len(batch) or batch.time_kind not in ("number", "datetime"):
+            return False
+        if self.time_kind not in (None, batch.time_kind):
+            return False
+        if not set(batch.types) <= {None, self.plan.stream}:
+            return False
+        for attr in self.reads:
+            kind = _column_kind(batch, attr)
+            if kind is None or self.kinds.get(attr, kind) != kind:
+                return False
+        return True
+
+    def _whole(self, batch: EventBatch) -> list[Admitted]:
+        """The events of a clean batch: only the order within partitions is left to
+        check, event by event."""
+        if self.time_kind is None:
+            self.time_kind, self.tz = batch.time_kind, batch.tz
+        for attr in self.reads:
+            self.kinds.setdefault(attr, _column_kind(batch, attr))  # type: ignore[arg-type]
+        n, times, part = len(batch), batch.times, self.plan.partition
+        keys = list(zip(*(batch.column(a) for a in part), strict=True)) if part else [()] * n
+        columns = [times if a == "timestamp" else batch.column(a) for a in self.plan.attributes]
+        rows = list(zip(*columns, strict=True)) if columns else [()] * n
+        out = []
+        last = self.last
+        for j, (key, values) in enumerate(zip(keys, rows, strict=True)):
+            time = times[j]
+            before = last.get(key)
+            if before is not None and time <= before:
+                reason = self._late(time, before)
+                self.rejected.append(
+                    RejectedEvent(batch.ids[j], self.position + j, reason, batch.record(j))
+                )
+                continue
+            last[key] = time
+            out.append(Admitted(self.position + j, key, time, values))
         self.position += len(batch)
         return out
 
@@ -100,6 +146,10 @@ class Admission:
         last = self.last.get(key)
         if last is None or time > last:
             return None
+        return self._late(time, last)
+
+    def _late(self, time: Any, last: Any) -> str:
+        """Why an event at ``time`` cannot follow its partition's last, at ``last``."""
         shown = self._shown(time), self._shown(last)
         if time < last:
             return late_reason(*shown) + " (of its partition)"
@@ -125,3 +175,19 @@ class Admission:
             time if a == "timestamp" else batch.column(a)[j] for a in self.plan.attributes
         )
         return Admitted(position, key, time, values)
+
+
+def _column_kind(batch: EventBatch, attr: str) -> str | None:
+    """The one kind of a column's values, none missing: "number", "string" or
+    "boolean"; None otherwise (its events are then checked one by one)."""
+    kind = batch.kind(attr)
+    if kind is not None:
+        return kind
+    table = batch.table
+    if table is not None:
+        if attr not in table.column_names:
+            return None
+        column = table.column(attr)
+        return "boolean" if pa.types.is_boolean(column.type) and not column.null_count else None
+    values = batch.column(attr)
+    return "boolean" if values and all(type(v) is bool for v in values) else None
