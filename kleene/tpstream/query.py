@@ -145,7 +145,7 @@ class TemporalQuery:
         lines.append(self.plan.window.text)
         if self.plan.returns:
             lines.append(f"return {', '.join(self.return_names)}")
-        mode = "low latency (section 5.3)" if self.low_latency else "on every situation's end"
+        mode = "with low latency (section 5.3)" if self.low_latency else "at their last end"
         lines.append(f"matches reported {mode}")
         return "\n".join(lines)
 
