@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kleene.errors import RejectedEventsWarning
+
 
 @dataclass(frozen=True)
 class Match:
@@ -79,6 +81,15 @@ class RejectedEvent:
     position: int | None
     reason: str
     record: Mapping[str, Any] = field(default_factory=dict)
+
+
+def rejected_warning(rejected: list[RejectedEvent]) -> RejectedEventsWarning:
+    """The warning of a run that rejected events: their count and the first reason."""
+    n = len(rejected)
+    return RejectedEventsWarning(
+        f"{n} event{'s' if n != 1 else ''} rejected (first: {rejected[0].reason}); "
+        "run_detailed() returns each with its reason"
+    )
 
 
 def late_reason(time: Any, current: Any, lateness: float = 0) -> str:

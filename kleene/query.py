@@ -34,6 +34,7 @@ from kleene.runtime.ingest import check_columns, schema_gaps, window_size
 from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
 from kleene.runtime.matcher import Matcher
 from kleene.times import time_unit_seconds
+from kleene.tpstream.query import TemporalQuery
 from kleene.vocabulary import option
 
 
@@ -301,9 +302,13 @@ def match_order(m: Result) -> tuple[Any, ...]:
 def compile(text: str, *, time: Literal["point"] = "point", **options: Any) -> Query: ...
 @overload
 def compile(text: str, *, time: Literal["interval"], **options: Any) -> IntervalQuery: ...
+@overload
+def compile(text: str, *, time: Literal["situation"], **options: Any) -> TemporalQuery: ...
 
 
-def compile(text: str, *, time: str = "point", **options: Any) -> Query | IntervalQuery | SesQuery:
+def compile(
+    text: str, *, time: str = "point", **options: Any
+) -> Query | IntervalQuery | SesQuery | TemporalQuery:
     """Compile a query. ``time`` is the events' time model: "point" (a timestamp each)
     or "interval" (an uncertainty interval each: :class:`kleene.imprecise.IntervalQuery`
     and its options). Options: strategy, output, time_field, type_field, id_field,
@@ -314,7 +319,11 @@ def compile(text: str, *, time: str = "point", **options: Any) -> Query | Interv
     An event-set pattern ``PATTERN SEQ({C c, P+ p}, B b) ...`` compiles to a
     :class:`kleene.eventsets.query.SesQuery` (its options: output "all", "earliest",
     "maximal" or "earliest-maximal", the field names, time_unit, max_matches, engine).
+    A text whose first keyword is FROM is a TPStream query (situations and temporal
+    patterns, :class:`kleene.tpstream.query.TemporalQuery` and its options).
     Raises QuerySyntaxError / QueryError."""
+    if time == "point" and _TPSTREAM.match(text):
+        time = "situation"
     kind = QUERY_KINDS.get(time)
     if kind is None:
         raise QueryError(f"unknown time model {time!r}; expected one of: {', '.join(QUERY_KINDS)}")
@@ -324,4 +333,11 @@ def compile(text: str, *, time: str = "point", **options: Any) -> Query | Interv
 
 
 #: The kinds of query, by the time model of their events: a new kind registers here.
-QUERY_KINDS: dict[str, Callable[..., Any]] = {"point": Query, "interval": IntervalQuery}
+#: "situation": TPStream queries over point events, picked by their first keyword FROM.
+QUERY_KINDS: dict[str, Callable[..., Any]] = {
+    "point": Query,
+    "interval": IntervalQuery,
+    "situation": TemporalQuery,
+}
+# blanks and comments, then the keyword FROM: a TPStream query
+_TPSTREAM = re.compile(r"(?:\s+|//[^\r\n]*|/\*.*?\*/)*FROM\b", re.IGNORECASE | re.DOTALL)

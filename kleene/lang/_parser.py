@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from lark import Lark, Tree
 from lark.exceptions import UnexpectedInput, VisitError
@@ -20,17 +21,24 @@ from kleene.lang._syntax_errors import syntax_error
 from kleene.lang._transform import AstBuilder
 
 
-@cache
-def _lark() -> Lark:
-    grammar = resources.files("kleene.lang").joinpath("grammar.lark").read_text("utf-8")
+def lalr(grammar: str, **options: Any) -> Lark:
+    """An LALR(1) parser with the contextual lexer and node positions: how kleene reads
+    each of its query languages."""
     return Lark(
         grammar,
         parser="lalr",
         lexer="contextual",
         propagate_positions=True,
         maybe_placeholders=True,
-        cache=True,  # the grammar analysis, in the temp folder, keyed by grammar and version
+        **options,
     )
+
+
+@cache
+def _lark() -> Lark:
+    grammar = resources.files("kleene.lang").joinpath("grammar.lark").read_text("utf-8")
+    # cache: the grammar analysis, in the temp folder, keyed by grammar and version
+    return lalr(grammar, cache=True)
 
 
 def parse_tree(text: str) -> Tree:

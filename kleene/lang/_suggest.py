@@ -74,6 +74,12 @@ def _guess(word: str | None) -> str:
     return f" (did you mean {word}?)" if word else ""
 
 
+def did_you_mean(word: str, choices: Collection[str], cutoff: float = 0.6) -> str:
+    """`` (did you mean X?)`` naming the choice closest to ``word``, or "" when none is
+    close (for the words other front ends validate themselves)."""
+    return _guess(_close(word, choices, cutoff))
+
+
 def _close(word: str, choices: Collection[str], cutoff: float) -> str | None:
     found = get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return found[0] if found else None

@@ -8,7 +8,7 @@ user would ("a component like 'Stock a'", "an expression like 'a.price'") and bu
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
@@ -92,8 +92,9 @@ _CLAUSES = ("WHERE", "WITHIN", "RETURN", "OUTPUT")
 _AGGREGATES = frozenset({"AVG", "MIN", "MAX", "SUM", "COUNT"})
 
 
-def describe_expected(expected: Collection[str]) -> str:
-    """Names the acceptable terminals of a parser state in plain words."""
+def describe_expected(expected: Collection[str], words: Mapping[str, str] | None = None) -> str:
+    """Names the acceptable terminals of a parser state in plain words; ``words`` adds
+    the terminals of another grammar that imports these rules."""
     left = set(expected)
     phrases: list[str] = []
     if "I" in left:  # inside a[...]
@@ -129,7 +130,8 @@ def describe_expected(expected: Collection[str]) -> str:
         left -= set(clauses)
     end = "$END" in left
     left.discard("$END")
-    phrases.extend(sorted(_WORDS.get(name, name) for name in left))
+    known = {**_WORDS, **(words or {})}
+    phrases.extend(sorted(known.get(name, name) for name in left))
     if end:
         phrases.append(_WORDS["$END"])
     if not phrases:
@@ -154,7 +156,9 @@ def _unterminated_comment(text: str, before: int) -> tuple[int, int] | None:
     return None
 
 
-def _unexpected_token(error: UnexpectedToken, text: str) -> tuple[int, int, str]:
+def _unexpected_token(
+    error: UnexpectedToken, text: str, words: Mapping[str, str] | None
+) -> tuple[int, int, str]:
     token = error.token
     expected = error.accepts or error.expected
     at = len(text) if token.type == "$END" else token.start_pos or 0
@@ -167,7 +171,8 @@ def _unexpected_token(error: UnexpectedToken, text: str) -> tuple[int, int, str]
         return (*position(text, hint[0]), hint[1])
     if end:
         line, column = _end_position(text)
-        return line, column, f"unexpected end of the query: expected {describe_expected(expected)}"
+        expecting = describe_expected(expected, words)
+        return line, column, f"unexpected end of the query: expected {expecting}"
     line, column = position(text, at)
     if token.type == "COMPARE" and "COMPARE" not in expected:
         return (
@@ -175,10 +180,12 @@ def _unexpected_token(error: UnexpectedToken, text: str) -> tuple[int, int, str]
             column,
             (f"unexpected '{token}': comparisons do not chain; write 'a.x < b.x and b.x < c.x'"),
         )
-    return line, column, f"unexpected '{token}': expected {describe_expected(expected)}"
+    return line, column, f"unexpected '{token}': expected {describe_expected(expected, words)}"
 
 
-def _unexpected_characters(error: UnexpectedCharacters, text: str) -> tuple[int, int, str]:
+def _unexpected_characters(
+    error: UnexpectedCharacters, text: str, words: Mapping[str, str] | None
+) -> tuple[int, int, str]:
     comment = _unterminated_comment(text, error.pos_in_stream or 0)
     if comment is not None:
         return comment[0], comment[1], _UNTERMINATED_COMMENT
@@ -190,19 +197,23 @@ def _unexpected_characters(error: UnexpectedCharacters, text: str) -> tuple[int,
         hint = near_miss(text, at, error.allowed)
         if hint is not None:
             return (*position(text, hint[0]), hint[1])
-        message = f"unexpected character {rest[:1]!r}: expected {describe_expected(error.allowed)}"
+        expecting = describe_expected(error.allowed, words)
+        message = f"unexpected character {rest[:1]!r}: expected {expecting}"
     line, column = position(text, at)
     return line, column, message
 
 
-def syntax_error(error: UnexpectedInput, text: str) -> QuerySyntaxError:
-    """Translates a lark parse failure into a QuerySyntaxError."""
+def syntax_error(
+    error: UnexpectedInput, text: str, words: Mapping[str, str] | None = None
+) -> QuerySyntaxError:
+    """Translates a lark parse failure into a QuerySyntaxError; ``words`` names the
+    terminals of a grammar that imports these rules (the TPStream language)."""
     if isinstance(error, UnexpectedToken):
-        line, column, message = _unexpected_token(error, text)
+        line, column, message = _unexpected_token(error, text, words)
     elif isinstance(error, UnexpectedCharacters):
-        line, column, message = _unexpected_characters(error, text)
+        line, column, message = _unexpected_characters(error, text, words)
     else:  # UnexpectedEOF: the LALR parser reports the end as an UnexpectedToken instead
         line, column = _end_position(text)
         expected = getattr(error, "expected", None) or ()
-        message = f"unexpected end of the query: expected {describe_expected(expected)}"
+        message = f"unexpected end of the query: expected {describe_expected(expected, words)}"
     return QuerySyntaxError(message, line=line, column=column, text=text)

@@ -101,14 +101,10 @@ class Validator:
             return "missing event type"
         for attr in self.required.get(etype, ()):
             value = batch.column(attr)[j]
-            if is_missing(value):
-                return f"missing attribute {attr!r} for event type {etype!r}"
+            unusable = attribute_problem(etype, attr, value)
+            if unusable is not None:
+                return unusable
             kind = value_kind(value)
-            if kind not in USABLE_KINDS:
-                return (
-                    f"attribute {attr!r} of {etype!r} is a {kind} ({value!r}); a value must "
-                    "be a number, a string, a boolean or a datetime"
-                )
             group = self.groups.get((etype, attr))
             if group is None:
                 continue
@@ -119,6 +115,20 @@ class Validator:
                     f"expected a {expected}"
                 )
         return None
+
+
+def attribute_problem(etype: Any, attr: str, value: Any) -> str | None:
+    """Why an event of type ``etype`` cannot give ``value`` for ``attr`` (missing, or not
+    a number, a string, a boolean or a datetime); None when it can."""
+    if is_missing(value):
+        return f"missing attribute {attr!r} for event type {etype!r}"
+    kind = value_kind(value)
+    if kind not in USABLE_KINDS:
+        return (
+            f"attribute {attr!r} of {etype!r} is a {kind} ({value!r}); a value must "
+            "be a number, a string, a boolean or a datetime"
+        )
+    return None
 
 
 def window_size(plan: Plan, time_kind: str | None, time_unit: str | None) -> float | None:

@@ -112,8 +112,12 @@ class Constraint:
 @dataclass(frozen=True)
 class TemporalPattern:
     """A conjunction of constraints over the DEFINE symbols (Definition 11), with the
-    window (Definition 12: max end - min start <= window, in the events' time units;
-    the paper prints the inequality reversed, the text's reading is this one).
+    window in the events' time units. The window bounds the moment a match becomes
+    certain: t_d(P) - min start <= window, t_d(P) being section 5.3.1's detection time.
+    Where a match cannot be known before its last end this is Definition 12's
+    max end - min start <= window (printed reversed in the paper); where low latency
+    detects a match earlier, it is what lets an early report never be retracted
+    (docs/semantics.md, "Situations and temporal patterns").
     ``durations`` holds each symbol's duration constraint (AT LEAST / AT MOST /
     BETWEEN) as (minimum, maximum), None where a side is unbounded; symbols without
     one are absent."""
@@ -130,9 +134,11 @@ class TemporalMatch:
 
     ``time`` is Definition 12's output time, the largest end; ``detected`` is when the
     matcher could first know the match (section 5.3), never later than ``time``.
+    ``returned`` holds the RETURN values by name (filled by the query's runtime).
     """
 
     key: tuple[Any, ...]
     situations: Mapping[str, Situation]
     time: Time
     detected: Time
+    returned: Mapping[str, Any] = field(default_factory=dict)

@@ -1,0 +1,193 @@
+"""Admission of a TPStream query's input events: each one is admitted or rejected with
+its reason, never dropped.
+
+The FROM clause names the stream: an event whose type is another one is not part of it
+(and is passed over, as a SASE+ query passes over types it does not name); an event
+without a type belongs to it. Checked, in order: what makes a record an event at all
+(kleene.events), a readable timestamp of the stream's one kind (numbers or datetimes),
+every attribute the query reads present, usable (a number, a string, a boolean or a
+datetime) and of the kind first seen for that attribute, and a timestamp later than the
+previous event's of its partition (section 4.1: timestamps are unique and in order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from kleene.events import EventBatch, EventFields, read_batch, value_kind
+from kleene.match import RejectedEvent, late_reason
+from kleene.runtime.ingest import attribute_problem
+from kleene.times import micros_to_datetime
+from kleene.tpstream.plan import TemporalPlan
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """An admitted event: its input position, partition key, time (internal: datetimes
+    as epoch microseconds) and the values of the plan's attributes, in order."""
+
+    position: int
+    key: tuple[Any, ...]
+    time: Any
+    values: tuple[Any, ...]
+
+
+class Admission:
+    """Admits the events of one stream, batch by batch, in arrival order."""
+
+    def __init__(self, plan: TemporalPlan, fields: EventFields) -> None:
+        self.plan = plan
+        self.fields = fields
+        reads = dict.fromkeys([*plan.attributes, *plan.partition])
+        self.reads = tuple(a for a in reads if a != "timestamp")  # the time is checked apart
+        self.kinds: dict[str, str] = {}
+        self.time_kind: str | None = None
+        self.tz: Any = None
+        self.last: dict[tuple[Any, ...], Any] = {}
+        self.position = 0
+        self.rejected: list[RejectedEvent] = []
+
+    def admit(self, events: Any) -> list[Admitted]:
+        """The admitted events of the stream, in arrival order."""
+        batch = read_batch(events, self.fields, self.position)
+        if self._clean(batch):
+            return self._whole(batch)
+        out = []
+        for j in range(len(batch)):
+            position = self.position + j
+            reason = self._problem(batch, j)
+            if reason is not None:
+                rid = position if j in batch.problems else batch.ids[j]
+                self.rejected.append(RejectedEvent(rid, position, reason, batch.record(j)))
+            elif self._ours(batch, j):
+                out.append(self._admitted(batch, j, position))
+        self.position += len(batch)
+        return out
+
+    def _clean(self, batch: EventBatch) -> bool:
+        """Whether every event of the batch is of the stream with a time of its kind and
+        each attribute read of one known kind, nothing missing (checked column-wise)."""
+        if batch.problems or not len(batch) or batch.time_kind not in ("number", "datetime"):
+            return False
+        if self.time_kind not in (None, batch.time_kind):
+            return False
+        if not set(batch.types) <= {None, self.plan.stream}:
+            return False
+        for attr in self.reads:
+            kind = _column_kind(batch, attr)
+            if kind is None or self.kinds.get(attr, kind) != kind:
+                return False
+        return True
+
+    def _whole(self, batch: EventBatch) -> list[Admitted]:
+        """The events of a clean batch: only the order within partitions is left to
+        check, event by event."""
+        if self.time_kind is None:
+            self.time_kind, self.tz = batch.time_kind, batch.tz
+        for attr in self.reads:
+            self.kinds.setdefault(attr, _column_kind(batch, attr))  # type: ignore[arg-type]
+        n, times, part = len(batch), batch.times, self.plan.partition
+        keys = list(zip(*(batch.column(a) for a in part), strict=True)) if part else [()] * n
+        columns = [times if a == "timestamp" else batch.column(a) for a in self.plan.attributes]
+        rows = list(zip(*columns, strict=True)) if columns else [()] * n
+        out = []
+        last = self.last
+        for j, (key, values) in enumerate(zip(keys, rows, strict=True)):
+            time = times[j]
+            before = last.get(key)
+            if before is not None and time <= before:
+                reason = self._late(time, before)
+                self.rejected.append(
+                    RejectedEvent(batch.ids[j], self.position + j, reason, batch.record(j))
+                )
+                continue
+            last[key] = time
+            out.append(Admitted(self.position + j, key, time, values))
+        self.position += len(batch)
+        return out
+
+    def _ours(self, batch: EventBatch, j: int) -> bool:
+        etype = batch.types[j]
+        return etype is None or etype == self.plan.stream
+
+    def _problem(self, batch: EventBatch, j: int) -> str | None:
+        if j in batch.problems:
+            return batch.problems[j] or "not an event"
+        if not self._ours(batch, j):
+            return None
+        kind = batch.time_kinds[j]
+        if kind not in ("number", "datetime"):
+            return kind
+        if self.time_kind is not None and kind != self.time_kind:
+            return (
+                f"timestamp is a {kind}, but the stream's earlier timestamps are {self.time_kind}s"
+            )
+        stream = self.plan.stream
+        for attr in self.reads:
+            value = batch.column(attr)[j]
+            unusable = attribute_problem(stream, attr, value)
+            if unusable is not None:
+                return unusable
+            found = value_kind(value)
+            expected = self.kinds.get(attr, found)
+            if found != expected:
+                return (
+                    f"attribute {attr!r} of {stream!r} is a {found} ({value!r}), "
+                    f"expected a {expected}"
+                )
+        return self._order(batch, j)
+
+    def _order(self, batch: EventBatch, j: int) -> str | None:
+        time = batch.times[j]
+        key = tuple(batch.column(a)[j] for a in self.plan.partition)
+        last = self.last.get(key)
+        if last is None or time > last:
+            return None
+        return self._late(time, last)
+
+    def _late(self, time: Any, last: Any) -> str:
+        """Why an event at ``time`` cannot follow its partition's last, at ``last``."""
+        shown = self._shown(time), self._shown(last)
+        if time < last:
+            return late_reason(*shown) + " (of its partition)"
+        return (
+            f"duplicate time {shown[0]!r} in its partition: TPStream needs strictly "
+            "increasing timestamps within a partition"
+        )
+
+    def _shown(self, time: Any) -> Any:
+        """A time as the input gave it."""
+        return micros_to_datetime(time, self.tz) if self.time_kind == "datetime" else time
+
+    def _admitted(self, batch: EventBatch, j: int, position: int) -> Admitted:
+        time = batch.times[j]
+        if self.time_kind is None:
+            self.time_kind = batch.time_kinds[j]
+            self.tz = batch.tz
+        for attr in self.reads:
+            self.kinds.setdefault(attr, value_kind(batch.column(attr)[j]))
+        key = tuple(batch.column(a)[j] for a in self.plan.partition)
+        self.last[key] = time
+        values = tuple(
+            time if a == "timestamp" else batch.column(a)[j] for a in self.plan.attributes
+        )
+        return Admitted(position, key, time, values)
+
+
+def _column_kind(batch: EventBatch, attr: str) -> str | None:
+    """The one kind of a column's values, none missing: "number", "string" or
+    "boolean"; None otherwise (its events are then checked one by one)."""
+    kind = batch.kind(attr)
+    if kind is not None:
+        return kind
+    table = batch.table
+    if table is not None:
+        if attr not in table.column_names:
+            return None
+        column = table.column(attr)
+        return "boolean" if pa.types.is_boolean(column.type) and not column.null_count else None
+    values = batch.column(attr)
+    return "boolean" if values and all(type(v) is bool for v in values) else None

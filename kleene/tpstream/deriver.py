@@ -1,0 +1,144 @@
+"""The deriver of one partition (EDBT 2018, section 5.1, Algorithm 1).
+
+For each DEFINE symbol it keeps the situation going on, if any: started on the first
+event satisfying the predicate, prolonged (its aggregates updated) by each following
+one, and finished by the first event that fails it, at that event's timestamp: the
+longest contiguous run of satisfying events, half-open ``[ts, te)`` (Definition 7). A
+finished situation is reported when its duration ``te - ts`` satisfies the symbol's
+duration constraint.
+
+Situations are also reported when they become visible (section 5.3), ``end`` None:
+the matcher matches them with low latency, and without it still needs them to know
+how long finished ones must be kept. Section 5.3's duration rules apply: a symbol with
+a maximum duration is never reported started (only finished, once the constraint is
+known to hold); with only a minimum, it is reported at the first event at which
+``t - ts`` reaches the minimum (the deferred start); without a constraint, at its
+first event.
+
+An event's timestamp must be later than the previous event's of its partition (the
+paper's unique timestamps, section 4.1): admission rejects the others. At the end of
+the input a situation still going on has no end (no failing event): it is not a
+derived situation and is never reported finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kleene.tpstream import aggregates
+from kleene.tpstream.model import Situation, TemporalPattern, Time
+from kleene.tpstream.plan import SymbolPlan, TemporalPlan
+
+
+@dataclass
+class Ongoing:
+    """A situation going on: its start, first and last event positions, whether it was
+    reported started, and one aggregate state per aggregate of its symbol."""
+
+    start: Time
+    first: int
+    last: int
+    reported: bool
+    states: list[list[Any]]
+
+    def to_data(self) -> list[Any]:
+        return [self.start, self.first, self.last, self.reported, self.states]
+
+
+class Deriver:
+    """Derives the situations of every symbol in one partition, event by event."""
+
+    def __init__(
+        self,
+        plan: TemporalPlan,
+        pattern: TemporalPattern,
+        key: tuple[Any, ...],
+    ) -> None:
+        self.symbols = plan.symbols
+        self.key = key
+        self.durations = pattern.durations
+        self.attr_index = [
+            [None if a.attr is None else plan.attributes.index(a.attr) for a in s.aggregates]
+            for s in plan.symbols
+        ]
+        self.ongoing: list[Ongoing | None] = [None] * len(plan.symbols)
+
+    def push(
+        self, time: Time, position: int, values: tuple[Any, ...]
+    ) -> tuple[list[Situation], list[Situation]]:
+        """One event of the partition: the situations it makes visible (started, end
+        None) and those it finishes, in DEFINE order."""
+        started: list[Situation] = []
+        finished: list[Situation] = []
+        for k, symbol in enumerate(self.symbols):
+            now = self.ongoing[k]
+            if symbol.holds(values):
+                if now is None:
+                    now = self.ongoing[k] = self._open(k, time, position, values)
+                else:
+                    self._prolong(k, now, position, values)
+                if not now.reported and self._visible(symbol, now, time):
+                    now.reported = True
+                    started.append(self._situation(symbol, now, None, {}))
+            elif now is not None:
+                self.ongoing[k] = None
+                if self._satisfied(symbol.name, time - now.start):
+                    finished.append(self._situation(symbol, now, time, self._results(k, now)))
+        return started, finished
+
+    def partial(self, symbol: str, start: Time) -> Mapping[str, Any] | None:
+        """The aggregates so far of ``symbol``'s situation going on since ``start``."""
+        for k, s in enumerate(self.symbols):
+            now = self.ongoing[k]
+            if s.name == symbol and now is not None and now.start == start:
+                return self._results(k, now)
+        return None
+
+    # --- Algorithm 1's cases ------------------------------------------------------
+
+    def _open(self, k: int, time: Time, position: int, values: tuple[Any, ...]) -> Ongoing:
+        states = [
+            aggregates.start(a.func, None if j is None else values[j])
+            for a, j in zip(self.symbols[k].aggregates, self.attr_index[k], strict=True)
+        ]
+        return Ongoing(time, position, position, False, states)
+
+    def _prolong(self, k: int, now: Ongoing, position: int, values: tuple[Any, ...]) -> None:
+        now.last = position
+        for a, j, state in zip(
+            self.symbols[k].aggregates, self.attr_index[k], now.states, strict=True
+        ):
+            aggregates.add(a.func, state, None if j is None else values[j])
+
+    def _visible(self, symbol: SymbolPlan, now: Ongoing, time: Time) -> bool:
+        """Section 5.3's duration rules for started situations."""
+        low, high = self.durations.get(symbol.name, (None, None))
+        if high is not None:
+            return False
+        return low is None or time - now.start >= low
+
+    def _satisfied(self, symbol: str, duration: Time) -> bool:
+        low, high = self.durations.get(symbol, (None, None))
+        return (low is None or duration >= low) and (high is None or duration <= high)
+
+    def _results(self, k: int, now: Ongoing) -> dict[str, Any]:
+        return {
+            a.name: aggregates.result(a.func, state)
+            for a, state in zip(self.symbols[k].aggregates, now.states, strict=True)
+        }
+
+    def _situation(
+        self, symbol: SymbolPlan, now: Ongoing, end: Time | None, values: Mapping[str, Any]
+    ) -> Situation:
+        return Situation(symbol.name, self.key, now.start, end, now.first, now.last, values)
+
+    # --- snapshots ------------------------------------------------------------------
+
+    def to_data(self) -> list[Any]:
+        return [None if now is None else now.to_data() for now in self.ongoing]
+
+    def restore(self, data: list[Any]) -> None:
+        """The state of :meth:`to_data` (checked by the caller's snapshot reader)."""
+        self.ongoing = [None if d is None else Ongoing(*d) for d in data]

@@ -1,0 +1,164 @@
+"""The compiled TPStream query: :func:`kleene.compile` returns one for a query text that
+starts with FROM (EDBT 2018, section 3)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kleene.errors import QueryError
+from kleene.events import EventFields, check_input
+from kleene.match import RejectedEvent, rejected_warning
+from kleene.runtime.snapshot import digest
+from kleene.times import time_unit_seconds
+from kleene.tpstream.compile import build_plan
+from kleene.tpstream.model import TemporalMatch, TemporalPattern
+from kleene.tpstream.plan import TemporalPlan
+from kleene.tpstream.runtime import TemporalMatcher
+
+
+@dataclass(frozen=True)
+class TemporalRunResult:
+    """Everything one batch run produced."""
+
+    matches: list[TemporalMatch]
+    rejected: list[RejectedEvent] = field(default_factory=list)
+
+
+def _situation_matcher(order: Sequence[str] | None, low_latency: bool) -> Callable[..., Any]:
+    from kleene.tpstream.matcher import SituationMatcher
+
+    def make(pattern: TemporalPattern) -> Any:
+        return SituationMatcher(pattern, order, low_latency=low_latency)
+
+    return make
+
+
+class TemporalQuery:
+    """A compiled TPStream query. Create with :func:`kleene.compile`.
+
+    Options: ``time_field``, ``type_field``, ``id_field`` (where events keep their
+    time, type and id), ``time_unit`` (what one unit of a numeric time column is, for
+    durations written with a unit), ``low_latency`` (report matches at the earliest
+    moment section 5.3 allows, default True; False waits for every situation's end),
+    ``order`` (a fixed evaluation order of the symbols, default the matcher's choice).
+    """
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        time_field: str = "timestamp",
+        type_field: str = "type",
+        id_field: str = "id",
+        time_unit: str | None = None,
+        low_latency: bool = True,
+        order: Sequence[str] | None = None,
+    ) -> None:
+        self.text = text
+        self.plan: TemporalPlan = build_plan(text)
+        if time_unit is not None:
+            try:
+                time_unit_seconds(time_unit)
+            except ValueError as exc:
+                raise QueryError(str(exc)) from None
+        if order is not None and sorted(order) != sorted(self.plan.symbol_names):
+            raise QueryError(
+                f"an evaluation order names every symbol once: {', '.join(self.plan.symbol_names)}"
+            )
+        self.fields = EventFields(type_field, time_field, id_field)
+        self.time_unit = time_unit
+        self.low_latency = low_latency
+        self.order = None if order is None else tuple(order)
+
+    # --- facts about the query ----------------------------------------------------
+
+    @property
+    def return_names(self) -> tuple[str, ...]:
+        return self.plan.return_names
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """The DEFINE symbols, in order."""
+        return self.plan.symbol_names
+
+    @property
+    def partition_attributes(self) -> tuple[str, ...]:
+        return self.plan.partition
+
+    def fingerprint(self) -> bytes:
+        """What a snapshot's state means: the query and the options that change it."""
+        f = self.fields
+        facts = ["tpstream", self.text, [f.type_field, f.time_field, f.id_field]]
+        return digest([*facts, self.time_unit, self.low_latency, self.order])
+
+    # --- evaluation -----------------------------------------------------------------
+
+    def matcher(self, state: bytes | None = None) -> TemporalMatcher:
+        """A push-based matcher (``push``, ``flush``, ``snapshot``, ``take_rejected``);
+        ``state`` resumes from :meth:`TemporalMatcher.snapshot`."""
+        return TemporalMatcher(
+            self.plan,
+            self.fields,
+            time_unit=self.time_unit,
+            make_matcher=_situation_matcher(self.order, self.low_latency),
+            fingerprint=self.fingerprint(),
+            state=state,
+        )
+
+    def run_detailed(self, events: Any | Iterable[Any]) -> TemporalRunResult:
+        """All matches over a finite input, in the order they were detected, and the
+        rejected events with their reasons. Input: a pyarrow Table or RecordBatch, a
+        pandas DataFrame, one event as a mapping, or an iterable of mappings."""
+        if isinstance(events, Mapping):
+            events = [events]
+        elif not _columnar(events):
+            events = list(check_input(events))
+        m = self.matcher()
+        matches = m.push(events)
+        matches += m.flush()
+        return TemporalRunResult(matches, m.take_rejected())
+
+    def run(self, events: Any) -> list[TemporalMatch]:
+        """All matches over a finite input; rejected events are counted in a
+        :class:`RejectedEventsWarning` (:meth:`run_detailed` gives their reasons)."""
+        result = self.run_detailed(events)
+        if result.rejected:
+            warnings.warn(rejected_warning(result.rejected), stacklevel=2)
+        return result.matches
+
+    def explain(self) -> str:
+        """The situation definitions and the temporal pattern, as text."""
+        lines = [f"TPStream query over {self.plan.stream}"]
+        if self.plan.partition:
+            lines.append(f"partitioned by {', '.join(self.plan.partition)}")
+        lines.append("situations (longest runs of events satisfying the predicate):")
+        for s in self.plan.symbols:
+            bounds = [b.text for b in (s.minimum, s.maximum) if b is not None]
+            extra = f" [{', '.join(bounds)}]" if bounds else ""
+            aggs = ", ".join(a.name for a in s.aggregates)
+            lines.append(f"  {s.name}: {s.text}{extra}" + (f"; keeps {aggs}" if aggs else ""))
+        lines.append("pattern (every constraint holds by one of its relations):")
+        lines += [f"  {text}" for text in self.plan.relations_text]
+        lines.append(self.plan.window.text)
+        if self.plan.returns:
+            lines.append(f"return {', '.join(self.return_names)}")
+        mode = "with low latency (section 5.3)" if self.low_latency else "at their last end"
+        lines.append(f"matches reported {mode}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"kleene.compile({self.text!r})"
+
+
+def _columnar(events: Any) -> bool:
+    import sys
+
+    import pyarrow as pa
+
+    pd = sys.modules.get("pandas")
+    return isinstance(events, pa.Table | pa.RecordBatch) or (
+        pd is not None and isinstance(events, pd.DataFrame)
+    )

@@ -1,0 +1,166 @@
+"""The push-based TPStream matcher: admission, one deriver and one situation matcher per
+partition key (EDBT 2018, Figure 2), RETURN, and versioned snapshots.
+
+Per admitted event, its partition's deriver (Algorithm 1) reports the situations the
+event makes visible and those it finishes; the partition's
+:class:`~kleene.tpstream.matcher.SituationMatcher` is updated once per event
+timestamp with both (section 5.3) and returns the matches it detects then. Each match
+gets its RETURN values: aggregates of finished situations over their whole events, of a
+situation still going on at detection over its events so far (its end and duration are
+null). Times leave as they came in (datetimes stay datetimes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from kleene.errors import KleeneError, SnapshotError
+from kleene.events import EventFields
+from kleene.match import RejectedEvent
+from kleene.runtime import snapshot
+from kleene.times import MICROS, micros_to_datetime
+from kleene.tpstream.admission import Admission
+from kleene.tpstream.deriver import Deriver
+from kleene.tpstream.model import Situation, TemporalMatch, TemporalPattern
+from kleene.tpstream.plan import TemporalPlan
+
+MatcherFactory = Callable[[TemporalPattern], Any]
+
+
+class Partition:
+    """The deriver and the situation matcher of one partition key."""
+
+    def __init__(self, deriver: Deriver, matcher: Any, last: Any) -> None:
+        self.deriver = deriver
+        self.matcher = matcher
+        self.last = last
+
+
+class TemporalMatcher:
+    """Matches a TPStream plan over events pushed in batches; see the module docstring.
+
+    ``make_matcher(pattern)`` builds one partition's situation matcher."""
+
+    def __init__(
+        self,
+        plan: TemporalPlan,
+        fields: EventFields,
+        *,
+        time_unit: str | None,
+        make_matcher: MatcherFactory,
+        fingerprint: bytes,
+        state: bytes | None = None,
+    ) -> None:
+        self.plan = plan
+        self.time_unit = time_unit
+        self.make_matcher = make_matcher
+        self.fingerprint = fingerprint
+        self.admission = Admission(plan, fields)
+        self.pattern: TemporalPattern | None = None
+        self.partitions: dict[tuple[Any, ...], Partition] = {}
+        if state is not None:
+            self._restore(snapshot.unseal(state, snapshot.QUERY, fingerprint))
+
+    # --- matching -------------------------------------------------------------------
+
+    def push(self, events: Any) -> list[TemporalMatch]:
+        """Matches detected by these events (pyarrow, pandas or mappings, as
+        :func:`kleene.compile`'s queries accept)."""
+        found: list[TemporalMatch] = []
+        for e in self.admission.admit(events):
+            part = self._partition(e.key)
+            started, finished = part.deriver.push(e.time, e.position, e.values)
+            part.last = e.time
+            for m in part.matcher.update(e.time, started, finished):
+                found.append(self._output(m, part.deriver))
+        return found
+
+    def flush(self) -> list[TemporalMatch]:
+        """End of input: a situation still going on has no end and is not derived
+        (docs/semantics.md, "Situations"); the matchers report what is left."""
+        found = []
+        for part in self.partitions.values():
+            for m in part.matcher.flush(part.last):
+                found.append(self._output(m, part.deriver))
+        return found
+
+    def take_rejected(self) -> list[RejectedEvent]:
+        rejected, self.admission.rejected = self.admission.rejected, []
+        return rejected
+
+    def _partition(self, key: tuple[Any, ...]) -> Partition:
+        part = self.partitions.get(key)
+        if part is None:
+            pattern = self._pattern()
+            deriver = Deriver(self.plan, pattern, key)
+            part = self.partitions[key] = Partition(deriver, self.make_matcher(pattern), None)
+        return part
+
+    def _pattern(self) -> TemporalPattern:
+        if self.pattern is None:
+            self.pattern = self.plan.pattern_for(self.admission.time_kind, self.time_unit)
+        return self.pattern
+
+    # --- output ---------------------------------------------------------------------
+
+    def _time(self, value: Any) -> Any:
+        if value is None or self.admission.time_kind != "datetime":
+            return value
+        return micros_to_datetime(value, self.admission.tz)
+
+    def _output(self, m: TemporalMatch, deriver: Deriver) -> TemporalMatch:
+        inputs: dict[tuple[str, str], Any] = {}
+        situations = {}
+        for name, s in m.situations.items():
+            values = s.aggregates if s.end is not None else deriver.partial(name, s.start)
+            inputs.update({(name, k): v for k, v in (values or {}).items()})
+            inputs[(name, "start")] = self._time(s.start)
+            inputs[(name, "end")] = self._time(s.end)
+            inputs[(name, "duration")] = self._duration(s)
+            situations[name] = replace(s, start=self._time(s.start), end=self._time(s.end))
+        returned = {r.name: r.value(inputs) for r in self.plan.returns}
+        return TemporalMatch(
+            m.key, situations, self._time(m.time), self._time(m.detected), returned
+        )
+
+    def _duration(self, s: Situation) -> Any:
+        if s.end is None:
+            return None
+        length = s.end - s.start
+        return length / MICROS if self.admission.time_kind == "datetime" else length
+
+    # --- snapshots ------------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The matcher's state as versioned data (kleene.runtime.snapshot's format)."""
+        a = self.admission
+        tree = {
+            "admission": [a.position, a.kinds, a.time_kind, a.tz, list(a.last.items())],
+            "partitions": [
+                [key, p.deriver.to_data(), p.matcher.state(), p.last]
+                for key, p in self.partitions.items()
+            ],
+        }
+        return snapshot.seal(snapshot.QUERY, self.fingerprint, tree)
+
+    def _restore(self, tree: Any) -> None:
+        admission, partitions = snapshot.fields_of(tree, "the state", "admission", "partitions")
+        position, kinds, time_kind, tz, last = snapshot.sequence(admission, "admission", length=5)
+        a = self.admission
+        a.position = snapshot.integer(position, "the position", 0)
+        a.kinds = snapshot.mapping(kinds, "the attribute kinds")
+        if time_kind not in (None, "number", "datetime"):
+            snapshot.fail("the time kind")
+        a.time_kind, a.tz = time_kind, tz
+        a.last = {snapshot.partition_key(k): t for k, t in snapshot.sequence(last, "last times")}
+        for item in snapshot.sequence(partitions, "the partitions"):
+            key, derived, matched, last_time = snapshot.sequence(item, "a partition", length=4)
+            part = self._partition(snapshot.partition_key(key))
+            try:
+                part.deriver.restore(snapshot.sequence(derived, "a deriver"))
+                part.matcher = type(part.matcher).restore(self._pattern(), matched)
+            except (KleeneError, TypeError, ValueError, KeyError, IndexError) as e:
+                raise SnapshotError(f"the snapshot's state is malformed ({e})") from None
+            part.last = last_time
