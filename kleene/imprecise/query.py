@@ -26,6 +26,7 @@ from kleene.imprecise.matcher import IntervalMatcher
 from kleene.imprecise.model import IntervalFields, Probability
 from kleene.imprecise.result import ImpreciseMatch, result_order
 from kleene.imprecise.rules import check_interval_query
+from kleene.imprecise.state import fingerprint
 from kleene.lang import ast, parse, validate
 from kleene.match import RejectedEvent
 from kleene.runtime.ingest import check_columns, window_size
@@ -101,6 +102,15 @@ class IntervalQuery:
         )
         self.window = _window(self.plan, time_unit)
         self.keep = _threshold(self.ast.confidence, confidence)
+        spec = self.interval
+        self.fingerprint = fingerprint(
+            [
+                *(self.plan.canonical, self.plan.strategy.value, self.plan.output.value),
+                *(repr(self.window), engine, [type_field, time_field, id_field]),
+                *(lower_field, upper_field, spec.margins, pmf_field, spec.u_max, exact),
+                None if confidence is None else repr(confidence),
+            ]
+        )
 
     @property
     def strategy(self) -> ast.Strategy:
@@ -115,10 +125,15 @@ class IntervalQuery:
         return self.plan.return_names
 
     def matcher(
-        self, on_matches: Callable[[list[ImpreciseMatch]], object] | None = None
+        self,
+        on_matches: Callable[[list[ImpreciseMatch]], object] | None = None,
+        state: bytes | None = None,
     ) -> IntervalMatcher:
-        """A push-based matcher (push, flush, take_rejected); ``on_matches``, when given,
-        receives the results as they become final (push and flush then return none)."""
+        """A push-based matcher (push, flush, take_rejected, snapshot); ``on_matches``,
+        when given, receives the results as they become final (push and flush then
+        return none); ``state``, the bytes of ``snapshot()`` of a matcher of this query
+        with the same options, resumes that matcher (SnapshotError when they do not
+        fit)."""
         return IntervalMatcher(
             self.plan,
             self.fields,
@@ -127,6 +142,8 @@ class IntervalQuery:
             self.window,
             self.keep,
             on_matches,
+            self.fingerprint,
+            state,
         )
 
     def check_columns(self, events: Any) -> None:
