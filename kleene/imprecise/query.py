@@ -81,6 +81,15 @@ class IntervalQuery:
         exact: bool = False,
     ) -> None:
         self.text = text
+        # the options as given (kleene.spark ships the text and these to its workers)
+        self.options: dict[str, Any] = {
+            "time": "interval",
+            **dict(strategy=strategy, output=output, time_field=time_field),
+            **dict(type_field=type_field, id_field=id_field, time_unit=time_unit),
+            **dict(engine=engine, lower_field=lower_field, upper_field=upper_field),
+            **dict(uncertainty=_hashable(uncertainty), pmf_field=pmf_field, u_max=u_max),
+            **dict(confidence=confidence, exact=exact),
+        }
         self.ast = parse(text)
         validate(self.ast, text, interval=True)
         self.plan: Plan = build_plan(
@@ -260,3 +269,7 @@ def _threshold(
     if clause.op == ">=":
         return lambda c: c >= threshold
     return lambda c: c > threshold
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
