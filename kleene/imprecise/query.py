@@ -159,10 +159,14 @@ class IntervalQuery:
         """EventError when a typed input lacks the type column, the interval's first
         column (``lower_field``, or the time column with ``uncertainty``) or a column
         the query reads."""
+        check_columns([self.plan], events, self.column_fields())
+
+    def column_fields(self) -> EventFields:
+        """The fields an input must have: the type, the interval's first column (as the
+        time field) and the id."""
         spec = self.interval
         first = spec.lower_field if spec.margins is None else self.fields.time_field
-        fields = EventFields(self.fields.type_field, first, self.fields.id_field)
-        check_columns([self.plan], events, fields)
+        return EventFields(self.fields.type_field, first, self.fields.id_field)
 
     def run_detailed(self, events: Any) -> IntervalRunResult:
         """All results over a finite input (the inputs of :meth:`kleene.Query.run`), with
