@@ -4,6 +4,7 @@ events as the local engine, through the command and through time slices."""
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 from typing import Any
@@ -91,40 +92,56 @@ def test_the_command_writes_the_local_engines_files(
 
 
 def stream(n: int, seed: int) -> list[dict[str, Any]]:
-    """Events every 2 instants with intervals of 1-5 points, in an arrival order that
-    keeps section 2.2's assumption (sorted by an instant drawn inside each interval)."""
+    """Events every 2 instants with intervals of 1-9 points (U_max 8, well above the
+    window), in an arrival order that keeps section 2.2's assumption (sorted by an
+    instant drawn inside each interval)."""
     rng = random.Random(seed)
     events = []
     for i in range(n):
         lower = 2 * i + rng.randint(0, 2)
-        upper = lower + rng.randint(0, 4)
+        upper = lower + rng.randint(0, 8)
         key = rng.randint(lower, upper)
         events.append({"type": rng.choice("AB"), "id": i, "lower": lower, "upper": upper, "k": key})
     events.sort(key=lambda e: e.pop("k"))
     return events
 
 
+def rows(found: list[Any]) -> list[tuple[Any, ...]]:
+    return sorted((str(m.ids()), m.start, m.end, m.confidence) for m in found)
+
+
+def sliced_locally(
+    q: Any, events: list[dict[str, Any]], cuts: tuple[float, ...], margin: float
+) -> list[tuple[Any, ...]]:
+    """What slices overlapping by ``margin`` find, simulated locally: each slice is fed
+    the events whose lower bound lies within ``margin`` of its range and keeps the
+    results whose start it holds."""
+    edges = [-math.inf, *cuts, math.inf]
+    found = []
+    for k in range(len(cuts) + 1):
+        lo, hi = edges[k] - margin, edges[k + 1] + margin
+        part = [e for e in events if lo <= e["lower"] <= hi]
+        found += [m for m in q.run(part) if edges[k] <= m.start < edges[k + 1]]
+    return rows(found)
+
+
 def test_time_slices_overlapping_by_w_plus_u_max_lose_and_repeat_nothing(
     spark: SparkSession,
 ) -> None:
-    """Without a key, slices cut the time line; results spanning a cut (and, under skip
-    till next match, events that may fall between their events from the other side of
-    a cut) come out once, as the local engine computes them."""
-    events = stream(90, 3)
-    text = "PATTERN SEQ(A a, B b, A c) WITHIN 4"
+    """Without a key, slices cut the time line; each result comes out once, as the local
+    engine computes it. The cuts are such that slices overlapping by W alone (the point
+    events' margin) would lose or change results, under both strategies."""
+    events = stream(60, 2)
+    text = "PATTERN SEQ(A a, B b) WITHIN 2"
     df = spark.createDataFrame(pa.Table.from_pylist(events))
     for strategy in ("skip_till_any_match", "skip_till_next_match"):
         q = kleene.compile(text, time="interval", strategy=strategy)
-        want = q.run(events)
+        want = rows(q.run(events))
         result = ks.match(df, q, slice=3)
         assert isinstance(result, ks.IntervalMatchResult)
-        assert result.layout.slices == 3 and result.u_max == 4
+        assert result.layout.slices == 3 and result.u_max == 8
         got, rejected = result.collect()
         assert not rejected
-        cuts = result.layout.cuts
-        assert any(m.start < c <= m.end for m in want for c in cuts)  # results span cuts
-
-        def rows(found: list[Any]) -> list[tuple[Any, ...]]:
-            return sorted((str(m.ids()), m.start, m.end, m.confidence) for m in found)
-
-        assert rows(got) == rows(want)
+        assert rows(got) == want
+        assert sliced_locally(q, events, result.layout.cuts, 2) != want
+        assert sliced_locally(q, events, result.layout.cuts, 2 + 8) == want
