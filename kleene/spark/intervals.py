@@ -143,7 +143,7 @@ class IntervalMatchResult:
 
 
 def resolve_interval_query(
-    query: str | IntervalQuery,
+    query: Any,
     fields: Mapping[str, str | None],
     options: Mapping[str, Any],
 ) -> tuple[QuerySpec, IntervalQuery]:
@@ -152,6 +152,11 @@ def resolve_interval_query(
     if isinstance(query, IntervalQuery):
         base: dict[str, Any] = dict(query.options)
         text = query.text
+    elif not isinstance(query, str):
+        raise QueryError(
+            f"{query!r} is not a query over interval events: pass its text with "
+            "time='interval', or compile it with kleene.compile(text, time='interval')"
+        )
     else:
         base = {"time": "interval", "time_field": "timestamp", "type_field": "type"}
         base["id_field"] = "id"
@@ -207,7 +212,7 @@ def match_intervals(
     admitted, cuts, note = _slices(admitted, q, u_max, slice, spark, routing is not None)
     group_cols += [SLICE] if cuts else []
 
-    schema = _schema(q, df, columns)
+    schema = interval_schema(q, df, columns)
     worker = IntervalGroupMatcher(run_spec, schema, tuple(group_cols), tuple(cuts))
     combined = _grouped(spark, admitted, worker, routing is not None, cuts, [POS], "map")
     matches, _ = split_output(combined, schema)
@@ -260,7 +265,7 @@ def _slices(
     return with_slices(timed, cuts, margin), cuts, ""
 
 
-def _schema(q: IntervalQuery, df: DataFrame, columns: EventColumns) -> IntervalSchema:
+def interval_schema(q: IntervalQuery, df: DataFrame, columns: EventColumns) -> IntervalSchema:
     """Match rows with ``start``/``end`` as whole numbers (time is discrete)."""
     base = build_match_schema(q.plan, df.schema, columns)
     return IntervalSchema(

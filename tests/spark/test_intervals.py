@@ -145,3 +145,56 @@ def test_time_slices_overlapping_by_w_plus_u_max_lose_and_repeat_nothing(
         assert rows(got) == want
         assert sliced_locally(q, events, result.layout.cuts, 2) != want
         assert sliced_locally(q, events, result.layout.cuts, 2 + 8) == want
+
+
+def test_a_stream_of_interval_events_gives_the_local_results(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Two files, one micro-batch each, split by the key x; each key's matcher lives on
+    as a snapshot between them. A file's rows come in any order through the shuffle and
+    are pushed sorted by lower bound; an event whose interval ends before a lower bound
+    of the first file is rejected as out of order, one with lower > upper as such. The
+    far events at the end make every result final (t_emit = 1000 - U_max)."""
+    files = [
+        [
+            ("A", 1, 0, 2, 1),
+            ("A", 2, 1, 1, 2),
+            ("B", 3, 1, 3, 1),
+            ("B", 4, 2, 4, 2),
+            ("A", 5, 4, 6, 1),
+            ("B", 6, 5, 5, 1),
+        ],
+        [
+            ("B", 7, 2, 3, 1),  # ends before lower bound 4 of event 5: out of order
+            ("B", 8, 6, 8, 1),
+            ("B", 9, 7, 5, 2),  # lower > upper
+            ("B", 10, 6, 7, 2),
+            ("C", 11, 1000, 1000, 1),
+            ("C", 12, 1000, 1000, 2),
+        ],
+    ]
+    names = ("type", "id", "lower", "upper", "x")
+    tables = [pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in f]) for f in files]
+    text = "PATTERN SEQ(A a, B b) WHERE skip_till_next_match AND a.x = b.x WITHIN 4"
+    q = kleene.compile(text, time="interval", u_max=2)
+    local = q.run_detailed(pa.concat_tables(tables))
+    assert len(local.matches) >= 3
+    inbox, out = tmp_path / "in", tmp_path / "out"
+    inbox.mkdir()
+    for i, table in enumerate(tables):
+        write_table(table, inbox / f"events-{i}.parquet")
+    ks.run_stream_to_parquet(
+        inbox, q, out, tmp_path / "ckpt", source_options={"maxFilesPerTrigger": 1}
+    )
+    found = spark.read.parquet(str(out / "matches")).collect()
+    got = sorted((r["a"][0], r["b"][0], r["start"], r["end"], r["confidence"]) for r in found)
+    want = sorted(
+        (m.ids()["a"][0], m.ids()["b"][0], m.start, m.end, float(m.confidence))
+        for m in local.matches
+    )
+    assert got == want
+    rejected = spark.read.parquet(str(out / "rejected")).collect()
+    assert sorted((r["id"], r["reason"]) for r in rejected) == sorted(
+        (r.id, r.reason) for r in local.rejected
+    )
+    assert {r.id for r in local.rejected} == {7, 9}
