@@ -21,7 +21,7 @@ from kleene.imprecise.kleene_dp import KleeneFramework
 from kleene.lang import ast, parse
 from kleene.oracle.imprecise import evaluate_worlds
 from kleene.runtime import snapshot
-from tests.fuzz.test_snapshot_fuzz import _mutate
+from tests.fuzz.test_snapshot_fuzz import _mutate, damaged, mutation
 from tests.imprecise.streams import interval_queries, interval_streams
 from tests.imprecise.test_kleene_vs_worlds import kleene_queries
 
@@ -53,7 +53,7 @@ def resumed(q: Any, events: list[dict[str, Any]], cut: int) -> tuple[list[Any], 
     return found, m.take_rejected()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     interval_queries(),
     interval_streams(max_events=6),
@@ -79,7 +79,7 @@ def test_a_resumed_matcher_finds_what_an_uninterrupted_one_finds(
     assert rows(found) == rows(q.run(events)) == worlds(text, events, strategy)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(kleene_queries(), interval_streams(max_events=5, types=("A", "B")), st.integers(0, 5))
 def test_a_resumed_kleene_matcher_finds_what_an_uninterrupted_one_finds(
     text: str, events: list[dict[str, Any]], cut: int
@@ -157,9 +157,6 @@ def test_every_mutable_part_of_a_framework_is_saved() -> None:
 
 # --- the loader under fuzz ----------------------------------------------------------------
 
-mutation = st.tuples(
-    st.sampled_from(("flip", "insert", "delete", "cut")), st.integers(0, 10**6), st.integers(1, 255)
-)
 POOL = [None, True, -1, 0, 3, 2**40, 1.5, "x", "A", (), [], {}, (0,), [0], {0: 0}, (0, 1)]
 
 
@@ -170,7 +167,7 @@ def _setup(text: str, events: list[dict[str, Any]], engine: str, cut: int) -> tu
     return q, m
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     interval_queries(),
     interval_streams(max_events=5),
@@ -182,20 +179,10 @@ def test_damaged_bytes_are_refused_or_resume_identically(
     text: str, events: list[dict[str, Any]], engine: str, cut: int, mutations: list[Any]
 ) -> None:
     q, m = _setup(text, events, engine, cut)
-    data = bytearray(m.snapshot())
-    for kind, at, value in mutations:
-        i = at % (len(data) + 1)
-        if kind == "flip" and i < len(data):
-            data[i] ^= value
-        elif kind == "insert":
-            data[i:i] = bytes([value])
-        elif kind == "delete" and i < len(data):
-            del data[i]
-        elif kind == "cut":
-            del data[i:]
+    data = damaged(m.snapshot(), mutations)
     note(repr(mutations))
     try:
-        r = q.matcher(state=bytes(data))
+        r = q.matcher(state=data)
     except SnapshotError:
         return
     expected = q.matcher(state=m.snapshot())
@@ -203,7 +190,7 @@ def test_damaged_bytes_are_refused_or_resume_identically(
     assert rows(r.push(rest) + r.flush()) == rows(expected.push(rest) + expected.flush())
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     interval_queries(),
     interval_streams(max_events=5),
