@@ -28,7 +28,7 @@ from kleene.io.schema import match_id, plain, record_json, utc
 from kleene.match import RejectedEvent
 from kleene.spark._prepare import INTERNAL_PREFIX, POS
 from kleene.spark._query import QuerySpec
-from kleene.spark._rows import RowEncoder, _array
+from kleene.spark._rows import RowEncoder, arrow_array
 from kleene.spark._schema import MatchSchema
 from kleene.spark._slicing import home_slice
 from kleene.spark._worker import GroupMatcher
@@ -103,7 +103,7 @@ class IntervalAdmission:
 
 
 def _batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
-    arrays = [_array([row.get(f.name) for row in rows], f.type) for f in schema]
+    arrays = [arrow_array([row.get(f.name) for row in rows], f.type) for f in schema]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 

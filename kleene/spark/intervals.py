@@ -77,7 +77,7 @@ from kleene.spark._rows import split_output
 from kleene.spark._schema import EventColumns, build_match_schema
 from kleene.spark._session import use_this_python
 from kleene.spark._slicing import SLICE, boundaries, with_slices
-from kleene.spark.batch import Layout, _grouped
+from kleene.spark.batch import Layout, run_groups
 
 _REJECTED = ("id", "position", "reason", "record")
 
@@ -214,7 +214,7 @@ def match_intervals(
 
     schema = interval_schema(q, df, columns)
     worker = IntervalGroupMatcher(run_spec, schema, tuple(group_cols), tuple(cuts))
-    combined = _grouped(spark, admitted, worker, routing is not None, cuts, [POS], "map")
+    combined = run_groups(spark, admitted, worker, routing is not None, cuts, [POS], "map")
     matches, _ = split_output(combined, schema)
     rejected = verdicts.where(F.col(POS) >= 0).select(*_REJECTED)
     layout = Layout(routing.names if routing else (), tuple(cuts), "map", note)
