@@ -17,12 +17,7 @@ _POINT_FIELDS = ("type_field", "time_field", "id_field", "time_unit")
 def interval_options(args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:
     """The options of ``kleene.compile(..., time="interval")`` from the command line;
     ``fields`` are those the command passes a point query (the ones that apply kept)."""
-    engine = getattr(args, "engine", None)
-    if engine == "spark":
-        raise CliError(
-            "--time interval runs on the local engine; use --engine auto, points or events",
-            EXIT_USAGE,
-        )
+    engine = getattr(args, "engine", None)  # local and spark: the framework by "auto"
     if args.non_overlap:
         raise CliError("--non-overlap does not apply to --time interval", EXIT_USAGE)
     if fields.get("allowed_lateness"):

@@ -93,7 +93,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         check_spark_input(args.input, input_format)
     sinks = _open_sinks(args.output, args.output_format, rejected_path, query)
     with sinks[0] as matches, sinks[1] as rejected:
-        if args.engine == "spark" and not isinstance(query, Program | IntervalQuery):
+        if args.engine == "spark" and not isinstance(query, Program):
             run_spark(args, query, input_format, matches, rejected, stats)
         else:
             _run_local(args, query, input_format, matches, rejected, stats, err)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from kleene.cli._common import EXIT_USAGE, CliError
 from kleene.cli._summary import RunStats
+from kleene.imprecise import IntervalQuery
 from kleene.io import Format, MatchSink, RejectedSink, is_json_array, is_stdio
 from kleene.runtime.ingest import check_column_names
 
@@ -30,14 +31,15 @@ def check_spark_input(path: str, fmt: Format) -> None:
 
 def run_spark(
     args: argparse.Namespace,
-    query: Query,
+    query: Query | IntervalQuery,
     input_format: Format,
     matches: MatchSink,
     rejected: RejectedSink,
     stats: RunStats,
 ) -> None:
-    """Run the Spark batch pipeline (:func:`kleene.spark.match`) and bring its results
-    back to the driver to write them in the same files as the local engine."""
+    """Run the Spark batch pipeline (:func:`kleene.spark.match`, interval queries
+    included) and bring its results back to the driver to write them in the same files
+    as the local engine."""
     try:
         import pyspark  # noqa: F401
 
@@ -51,7 +53,8 @@ def run_spark(
     stats.startup_seconds = time.perf_counter() - before
     frame = kspark.read_event_file(session, args.input, input_format, args.schema)
     if frame.columns:  # an empty file has none
-        check_column_names([query.plan], frame.columns, query.fields)
+        fields = query.column_fields() if isinstance(query, IntervalQuery) else query.fields
+        check_column_names([query.plan], frame.columns, fields)
     result = kspark.match(
         frame,
         query,

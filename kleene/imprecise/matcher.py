@@ -5,6 +5,9 @@ chosen framework (:mod:`kleene.imprecise.choice`), which returns each result onc
 final (t_emit has passed its upper bound plus the window, VLDB 2010, section 3.3). With
 U_max declared the framework runs as events come; without it U_max is measured over the
 whole input, so the admitted events are held until :meth:`IntervalMatcher.flush`.
+
+:meth:`IntervalMatcher.snapshot` saves the whole state as versioned plain data
+(:mod:`kleene.imprecise.state`); ``IntervalQuery.matcher(state=...)`` resumes from it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 from kleene.compiler.plan import Plan
 from kleene.events import EventFields
+from kleene.imprecise import state as saved
 from kleene.imprecise.admission import Admission, measured_u_max
 from kleene.imprecise.choice import choose, framework
 from kleene.imprecise.collapse import Threshold
@@ -23,6 +27,7 @@ from kleene.imprecise.kleene_dp import KleeneFramework
 from kleene.imprecise.model import IntervalEvent, IntervalFields
 from kleene.imprecise.result import ImpreciseMatch, result_order
 from kleene.match import RejectedEvent
+from kleene.runtime import snapshot
 
 
 class IntervalMatcher:
@@ -37,8 +42,12 @@ class IntervalMatcher:
         window: float | None,
         keep: Threshold,
         on_matches: Callable[[list[ImpreciseMatch]], object] | None = None,
+        fingerprint: bytes = b"",
+        state: bytes | None = None,
     ) -> None:
         self.plan = plan
+        self.interval = interval
+        self.fingerprint = fingerprint
         self.engine = engine
         self.window = window
         self.keep = keep
@@ -46,12 +55,27 @@ class IntervalMatcher:
         self.on_matches = on_matches
         self.held: list[IntervalEvent] = []  # U_max not declared: admitted, until flush
         self.evaluator: PointFramework | EventFramework | KleeneFramework | None = None
-        if interval.u_max is not None:
-            self.evaluator = self._framework(interval.u_max)
+        self.chosen: str | None = None  # the framework's engine and method
+        self.u_max: int | None = None  # the U_max it runs with
+        if state is not None:
+            data = snapshot.unseal(state, snapshot.INTERVAL, fingerprint)
+            with snapshot.loading():
+                saved.restore(self, data)
+        elif interval.u_max is not None:
+            self.start(interval.u_max)
 
-    def _framework(self, u_max: int) -> PointFramework | EventFramework | KleeneFramework:
+    def start(self, u_max: int) -> None:
+        """Build the framework once U_max is known (declared, or measured at flush)."""
         chosen = choose(self.plan, self.engine, u_max)
-        return framework(self.plan, chosen, self.window, u_max, self.keep)
+        self.evaluator = framework(self.plan, chosen, self.window, u_max, self.keep)
+        self.chosen = f"{chosen.engine}/{chosen.method}"
+        self.u_max = u_max
+
+    def snapshot(self) -> bytes:
+        """The matcher's whole state in kleene's snapshot format (versioned plain data,
+        :mod:`kleene.imprecise.state`); ``IntervalQuery.matcher(state=...)`` of the same
+        query and options resumes from it."""
+        return snapshot.seal(snapshot.INTERVAL, self.fingerprint, saved.to_data(self))
 
     def push(self, events: Any) -> list[ImpreciseMatch]:
         """Feed events in arrival order; return the results that became final (none
@@ -65,7 +89,8 @@ class IntervalMatcher:
     def flush(self) -> list[ImpreciseMatch]:
         """The end of the stream: every result still pending."""
         if self.evaluator is None:
-            self.evaluator = self._framework(measured_u_max(self.held))
+            self.start(measured_u_max(self.held))
+            assert self.evaluator is not None
             held, self.held = self.held, []
             found = self.evaluator.push(held, self.admission.now_lower)
             return self._report(found + self.evaluator.flush())

@@ -26,6 +26,7 @@ from kleene.imprecise.matcher import IntervalMatcher
 from kleene.imprecise.model import IntervalFields, Probability
 from kleene.imprecise.result import ImpreciseMatch, result_order
 from kleene.imprecise.rules import check_interval_query
+from kleene.imprecise.state import fingerprint
 from kleene.lang import ast, parse, validate
 from kleene.match import RejectedEvent
 from kleene.runtime.ingest import check_columns, window_size
@@ -80,6 +81,15 @@ class IntervalQuery:
         exact: bool = False,
     ) -> None:
         self.text = text
+        # the options as given (kleene.spark ships the text and these to its workers)
+        self.options: dict[str, Any] = {
+            "time": "interval",
+            **dict(strategy=strategy, output=output, time_field=time_field),
+            **dict(type_field=type_field, id_field=id_field, time_unit=time_unit),
+            **dict(engine=engine, lower_field=lower_field, upper_field=upper_field),
+            **dict(uncertainty=_hashable(uncertainty), pmf_field=pmf_field, u_max=u_max),
+            **dict(confidence=confidence, exact=exact),
+        }
         self.ast = parse(text)
         validate(self.ast, text, interval=True)
         self.plan: Plan = build_plan(
@@ -101,6 +111,15 @@ class IntervalQuery:
         )
         self.window = _window(self.plan, time_unit)
         self.keep = _threshold(self.ast.confidence, confidence)
+        spec = self.interval
+        self.fingerprint = fingerprint(
+            [
+                *(self.plan.canonical, self.plan.strategy.value, self.plan.output.value),
+                *(repr(self.window), engine, [type_field, time_field, id_field]),
+                *(lower_field, upper_field, spec.margins, pmf_field, spec.u_max, exact),
+                None if confidence is None else repr(confidence),
+            ]
+        )
 
     @property
     def strategy(self) -> ast.Strategy:
@@ -115,10 +134,15 @@ class IntervalQuery:
         return self.plan.return_names
 
     def matcher(
-        self, on_matches: Callable[[list[ImpreciseMatch]], object] | None = None
+        self,
+        on_matches: Callable[[list[ImpreciseMatch]], object] | None = None,
+        state: bytes | None = None,
     ) -> IntervalMatcher:
-        """A push-based matcher (push, flush, take_rejected); ``on_matches``, when given,
-        receives the results as they become final (push and flush then return none)."""
+        """A push-based matcher (push, flush, take_rejected, snapshot); ``on_matches``,
+        when given, receives the results as they become final (push and flush then
+        return none); ``state``, the bytes of ``snapshot()`` of a matcher of this query
+        with the same options, resumes that matcher (SnapshotError when they do not
+        fit)."""
         return IntervalMatcher(
             self.plan,
             self.fields,
@@ -127,16 +151,22 @@ class IntervalQuery:
             self.window,
             self.keep,
             on_matches,
+            self.fingerprint,
+            state,
         )
 
     def check_columns(self, events: Any) -> None:
         """EventError when a typed input lacks the type column, the interval's first
         column (``lower_field``, or the time column with ``uncertainty``) or a column
         the query reads."""
+        check_columns([self.plan], events, self.column_fields())
+
+    def column_fields(self) -> EventFields:
+        """The fields an input must have: the type, the interval's first column (as the
+        time field) and the id."""
         spec = self.interval
         first = spec.lower_field if spec.margins is None else self.fields.time_field
-        fields = EventFields(self.fields.type_field, first, self.fields.id_field)
-        check_columns([self.plan], events, fields)
+        return EventFields(self.fields.type_field, first, self.fields.id_field)
 
     def run_detailed(self, events: Any) -> IntervalRunResult:
         """All results over a finite input (the inputs of :meth:`kleene.Query.run`), with
@@ -243,3 +273,7 @@ def _threshold(
     if clause.op == ">=":
         return lambda c: c >= threshold
     return lambda c: c > threshold
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value

@@ -4,7 +4,7 @@ A snapshot is a header and a compressed body::
 
     magic "\\x89kleene\\n" (8 bytes) | format version (2 bytes, big endian)
     | body length (4 bytes) | CRC-32 of the rest (4 bytes)
-    | kind (1 byte: Q query, P program) | plan fingerprint (32 bytes) | zlib(body)
+    | kind (1 byte: Q query, P program, I interval query) | plan fingerprint (32 bytes) | zlib(body)
 
 The body is a tree of plain values (None, bool, int, float, str, bytes, list, tuple,
 dict, set, frozenset, date and time values, Decimal, time zones) written as JSON, where
@@ -48,7 +48,8 @@ if TYPE_CHECKING:
 
 MAGIC = b"\x89kleene\n"
 VERSION = 2  # 2: buffer pointers name an entry slot, not a Dewey version
-QUERY, PROGRAM = b"Q", b"P"
+QUERY, PROGRAM, INTERVAL = b"Q", b"P", b"I"
+_KINDS = {QUERY: "a query", PROGRAM: "a program", INTERVAL: "a query over interval events"}
 _HEAD = struct.Struct(">8sHII")  # magic, version, body length, CRC-32
 _FINGERPRINT = 32
 _LEVEL = 1  # zlib: the state is rewritten every micro-batch, speed matters most
@@ -103,8 +104,8 @@ def unseal(data: Any, kind: bytes, fingerprint: bytes) -> Any:
     if len(body) > length or zlib.crc32(body) != crc:
         raise SnapshotError(f"the snapshot is corrupt (its checksum does not match); {_REDO}")
     if body[:1] != kind:
-        taken = {QUERY: "a query", PROGRAM: "a program"}.get(body[:1], "something else")
-        wanted = "a query" if kind == QUERY else "a program"
+        taken = _KINDS.get(body[:1], "something else")
+        wanted = _KINDS[kind]
         raise SnapshotError(
             f"the snapshot was taken from {taken}, not from {wanted}; resume it with the "
             "object that took it"

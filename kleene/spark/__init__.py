@@ -2,7 +2,8 @@
 
 This is the only package that imports pyspark.
 
-* :func:`match` (:mod:`kleene.spark.batch`) matches a DataFrame: events are split by
+* :func:`match` (:mod:`kleene.spark.batch`; :mod:`kleene.spark.intervals` for events
+  with uncertainty intervals) matches a DataFrame: events are split by
   the query's partition key and/or by time slice (:mod:`kleene.spark._slicing`), each
   group is sorted into stream order and fed to one kleene matcher in a Python worker
   (``mapInArrow``). The result equals ``Query.run`` over the input in its order (the
@@ -21,8 +22,14 @@ This is the only package that imports pyspark.
     >>> result.matches.show(); result.rejected.show()               # doctest: +SKIP
 """
 
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from kleene.spark import batch
 from kleene.spark._session import ensure_python_env, local_session, session
-from kleene.spark.batch import Layout, MatchResult, match
+from kleene.spark.batch import Layout, MatchResult
+from kleene.spark.intervals import IntervalMatchResult, is_interval, match_intervals
 from kleene.spark.sources import read_event_file, read_event_stream
 from kleene.spark.streaming import (
     StreamMatchResult,
@@ -33,7 +40,21 @@ from kleene.spark.streaming import (
 
 ensure_python_env()  # before any session: Spark's Python workers run this interpreter
 
+
+def match(df: DataFrame, query: Any, **options: Any) -> MatchResult | IntervalMatchResult:
+    """Match a query over the events of a DataFrame: :func:`kleene.spark.batch.match`,
+    or for events with uncertainty intervals (an ``IntervalQuery``, or query text with
+    ``time="interval"``) :func:`kleene.spark.intervals.match_intervals`, which takes the
+    same arguments plus the interval options (``lower_field``, ``upper_field``,
+    ``uncertainty``, ``u_max``, ``confidence``) and adds ``confidence`` to the match
+    columns and ``position`` to the rejected ones."""
+    if is_interval(query, options):
+        return match_intervals(df, query, **options)
+    return batch.match(df, query, **options)
+
+
 __all__ = [
+    "IntervalMatchResult",
     "Layout",
     "MatchResult",
     "StreamMatchResult",

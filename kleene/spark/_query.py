@@ -30,6 +30,7 @@ from typing import Any
 
 import kleene
 from kleene.errors import QueryError
+from kleene.imprecise import IntervalQuery
 from kleene.spark._schema import EventColumns
 from kleene.vocabulary import OutputFormat
 
@@ -115,7 +116,9 @@ class KeyRouting:
         return len(self.names)
 
 
-def key_routing(q: kleene.Query, partition_by: Sequence[str] | str | None) -> KeyRouting | None:
+def key_routing(
+    q: kleene.Query | IntervalQuery, partition_by: Sequence[str] | str | None
+) -> KeyRouting | None:
     """The key to split the input by, or None when the query must see the whole stream.
 
     ``partition_by`` (column names) overrides the inferred key; the caller then vouches
@@ -131,7 +134,7 @@ def key_routing(q: kleene.Query, partition_by: Sequence[str] | str | None) -> Ke
     return KeyRouting(plan.key.names, dict(plan.key.by_type), tuple(plan.key.common))
 
 
-def splits_by_key(q: kleene.Query) -> bool:
+def splits_by_key(q: kleene.Query | IntervalQuery) -> bool:
     """Whether a matcher per key value finds exactly the matches of one matcher over all."""
     plan = q.plan
     return plan.key is not None and plan.routed and all(n.keyed for n in plan.negations)

@@ -102,7 +102,7 @@ class RowEncoder:
         self, matches: Iterable[Result], rejected: Iterable[RejectedEvent]
     ) -> pa.RecordBatch:
         cols = self.columns(matches, rejected)
-        arrays = [_array(cols[f.name], f.type) for f in self.arrow_schema]
+        arrays = [arrow_array(cols[f.name], f.type) for f in self.arrow_schema]
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
 
     def to_pandas(
@@ -112,7 +112,7 @@ class RowEncoder:
         return batch.to_pandas()
 
 
-def _array(values: list[Any], arrow_type: pa.DataType) -> pa.Array:
+def arrow_array(values: list[Any], arrow_type: pa.DataType) -> pa.Array:
     try:
         return pa.array(values, type=arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):

@@ -47,7 +47,7 @@ class GroupMatcher:
 
     def map_batches(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Batches of one partition, sorted by group then stream order -> result rows."""
-        encoder = RowEncoder(self.schema)
+        encoder = self._encoder()
         current: tuple[Any, ...] | None = None
         run: _GroupRun | None = None
         for batch in batches:
@@ -72,7 +72,7 @@ class GroupMatcher:
 
     def apply_group(self, table: pa.Table) -> pa.Table:
         """All rows of one group (any order) -> result rows."""
-        encoder = RowEncoder(self.schema)
+        encoder = self._encoder()
         if table.num_rows == 0:
             return pa.Table.from_batches([], schema=encoder.arrow_schema)
         time_field = self.spec.columns.time_field
@@ -85,6 +85,9 @@ class GroupMatcher:
         return pa.Table.from_batches([batch])
 
     # --- shared -------------------------------------------------------------------
+
+    def _encoder(self) -> RowEncoder:
+        return RowEncoder(self.schema)
 
     def _start(self, key: tuple[Any, ...]) -> _GroupRun:
         q = self.spec.compile()

@@ -211,7 +211,7 @@ def match(
     order = [columns.time_field, POS] if columns.time_field in df.columns else [POS]
 
     def run(worker: GroupMatcher) -> DataFrame:
-        return _grouped(spark, prepared, worker, routing is not None, cuts, order, method)
+        return run_groups(spark, prepared, worker, routing is not None, cuts, order, method)
 
     groups, sliced = tuple(group_cols), tuple(cuts)
     combined = run(GroupMatcher(spec, rows, groups, sliced, added_id=added_id))
@@ -289,7 +289,7 @@ def _time_slices(
     return with_slices(prepared, cuts, window), cuts, ""
 
 
-def _grouped(
+def run_groups(
     spark: SparkSession,
     prepared: DataFrame,
     worker: GroupMatcher,

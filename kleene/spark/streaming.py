@@ -43,8 +43,10 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
 import kleene
-from kleene.errors import EventError
+from kleene.errors import EventError, QueryError
+from kleene.imprecise import IntervalQuery
 from kleene.spark._collapsed import build_collapsed_schema
+from kleene.spark._interval_stream import interval_stream
 from kleene.spark._prepare import INTERNAL_PREFIX, key_columns, with_key
 from kleene.spark._processor import MICROS_COLUMN, MatchProcessor
 from kleene.spark._query import QuerySpec, key_routing, resolve_query
@@ -60,6 +62,7 @@ from kleene.spark._rows import (
 )
 from kleene.spark._schema import build_match_schema
 from kleene.spark._session import ROCKSDB_PROVIDER, active_session
+from kleene.spark.intervals import is_interval
 from kleene.spark.sources import read_event_stream
 from kleene.vocabulary import OutputFormat
 
@@ -111,7 +114,7 @@ class StreamMatchResult:
 
 def match_stream(
     events: DataFrame,
-    query: str | kleene.Query,
+    query: str | kleene.Query | IntervalQuery,
     *,
     checkpoint: str,
     watermark: str = "0 seconds",
@@ -128,10 +131,24 @@ def match_stream(
     are rejected as ``late``. Matches appear once the watermark passes their last event
     (and their window, for a trailing negation). ``checkpoint`` is where the started
     query keeps its progress and state.
+
+    An interval query (an ``IntervalQuery``, or ``time="interval"`` with its options, a
+    declared ``u_max`` among them) runs as :mod:`kleene.spark._interval_stream` says.
     """
     spark = active_session(events.sparkSession)
     if spark.conf.get("spark.sql.streaming.stateStore.providerClass", None) != ROCKSDB_PROVIDER:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+    if is_interval(query, compile_options):  # kleene.spark._interval_stream
+        if watermark != "0 seconds":
+            raise QueryError(
+                "a watermark does not apply to interval events: their arrival order is "
+                "checked against their bounds (VLDB 2010, section 2.2)"
+            )
+        fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
+        ispec, out, ischema = interval_stream(events, query, fields, partition_by, compile_options)
+        matches, rejected = split_output(out, ischema)
+        return StreamMatchResult(out, matches, rejected, checkpoint, ischema, ispec)
+    assert not isinstance(query, IntervalQuery)
     spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
     columns = spec.columns
     if columns.id_field not in events.columns:

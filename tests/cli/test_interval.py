@@ -109,7 +109,6 @@ def test_an_empty_parquet_result_has_the_confidence_column(
     [
         (("--u-max", "3"), 2, "--u-max needs --time interval"),
         (("--engine", "events"), 2, "--engine events needs --time interval"),
-        (("--time", "interval", "--engine", "spark"), 2, "runs on the local engine"),
         (("--time", "interval", "--lower-field", "lo"), 1, "'lo'"),
         (("--time", "interval", "--allowed-lateness", "3"), 2, "--allowed-lateness does not"),
         (("--time", "interval", "--confidence", "2"), 2, "confidence must lie between 0 and 1"),

@@ -41,6 +41,23 @@ def _finish(m: Any, rest: list[dict[str, Any]]) -> list[Any]:
     return comparable(m.push(rest) + m.flush())
 
 
+def damaged(snapshot: bytes, mutations: list[tuple[str, int, int]]) -> bytes:
+    """The bytes with each mutation applied: a byte flipped, inserted or deleted, or
+    the rest cut off, at a position taken modulo the length."""
+    data = bytearray(snapshot)
+    for kind, at, value in mutations:
+        i = at % (len(data) + 1)
+        if kind == "flip" and i < len(data):
+            data[i] ^= value
+        elif kind == "insert":
+            data[i:i] = bytes([value])
+        elif kind == "delete" and i < len(data):
+            del data[i]
+        elif kind == "cut":
+            del data[i:]
+    return bytes(data)
+
+
 mutation = st.one_of(
     st.tuples(st.just("flip"), st.integers(0, 10**6), st.integers(1, 255)),
     st.tuples(st.just("insert"), st.integers(0, 10**6), st.integers(0, 255)),
@@ -60,17 +77,7 @@ def test_damaged_bytes_are_refused_or_resume_identically(
     case: tuple[str, list[dict[str, Any]]], engine: str, cut: int, mutations: list[Any]
 ) -> None:
     q, m, rest = _setup(case, engine, cut)
-    data = bytearray(m.snapshot())
-    for kind, at, value in mutations:
-        i = at % (len(data) + 1)
-        if kind == "flip" and i < len(data):
-            data[i] ^= value
-        elif kind == "insert":
-            data[i:i] = bytes([value])
-        elif kind == "delete" and i < len(data):
-            del data[i]
-        elif kind == "cut":
-            del data[i:]
+    data = damaged(m.snapshot(), mutations)
     note(repr(mutations))
     expected = _finish(q.matcher(state=m.snapshot()), rest)
     try:
