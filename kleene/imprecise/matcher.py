@@ -37,9 +37,11 @@ class IntervalMatcher:
         window: float | None,
         keep: Threshold,
         on_matches: Callable[[list[ImpreciseMatch]], object] | None = None,
+        method: str = "auto",
     ) -> None:
         self.plan = plan
         self.engine = engine
+        self.method = method
         self.window = window
         self.keep = keep
         self.admission = Admission(plan, fields, interval)
@@ -50,7 +52,7 @@ class IntervalMatcher:
             self.evaluator = self._framework(interval.u_max)
 
     def _framework(self, u_max: int) -> PointFramework | EventFramework | KleeneFramework:
-        chosen = choose(self.plan, self.engine, u_max)
+        chosen = choose(self.plan, self.engine, u_max, self.method)
         return framework(self.plan, chosen, self.window, u_max, self.keep)
 
     def push(self, events: Any) -> list[ImpreciseMatch]:
@@ -60,7 +62,17 @@ class IntervalMatcher:
         if self.evaluator is None:
             self.held.extend(admitted)
             return []
-        return self._report(self.evaluator.push(admitted, self.admission.now_lower))
+        return self._report(self.evaluator.push(admitted, self.admission.bound()))
+
+    def heartbeat(self, t: int) -> list[ImpreciseMatch]:
+        """Punctuation (VLDB 2010, Appendix C.3): no event with a lower bound before
+        ``t`` will come (later ones that do are rejected). With U_max declared, sorted
+        buffers release, runs are pruned and results become final up to ``t`` instead
+        of now.lower - U_max; returns the results that became final."""
+        self.admission.heartbeat(t)
+        if self.evaluator is None:
+            return []
+        return self._report(self.evaluator.push([], self.admission.bound()))
 
     def flush(self) -> list[ImpreciseMatch]:
         """The end of the stream: every result still pending."""
