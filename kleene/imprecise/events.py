@@ -52,7 +52,7 @@ from kleene.imprecise.result import ImpreciseMatch
 from kleene.vocabulary import Strategy
 
 METHODS = ("any", "query", "selectivity")
-_MEMO_LIMIT = 100_000
+_MEMO_CELLS = 5_000_000  # memoized Algorithm 2 tables hold at most about this many cells
 
 
 class EventRun(NamedTuple):
@@ -107,6 +107,7 @@ class EventFramework:
         self.next_match = plan.strategy is Strategy.SKIP_TILL_NEXT_MATCH
         self.runs: list[EventRun] = []
         self.memo: Memo = {}
+        self.memo_limit = max(100, _MEMO_CELLS // (u_max + 1) ** 2)  # tables of that size
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
         self.pending: list[Signature] = []  # skip till next match: signatures not yet final
         self.collapser = Collapser(plan, self.steps, window, True, self.candidates, keep)
@@ -221,7 +222,7 @@ class EventFramework:
         if self.next_match:
             self.pending.append(Signature(events, valid, vector, key))
             return
-        if len(self.memo) > _MEMO_LIMIT:
+        if len(self.memo) > self.memo_limit:
             self.memo.clear()
         found = any_confidence(events, valid, self.window, self.memo)
         if found is not None and self.keep(found[0]):
