@@ -38,6 +38,7 @@ bound).
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from kleene.compiler.plan import Plan
@@ -45,7 +46,7 @@ from kleene.imprecise import bounds
 from kleene.imprecise.collapse import Collapser, Group, Threshold, make_result, vectors_before
 from kleene.imprecise.confidence import Memo, any_confidence, point_matches
 from kleene.imprecise.model import IntervalEvent
-from kleene.imprecise.ordering import QueryOrder, SelectivityOrder
+from kleene.imprecise.ordering import Alive, QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.properties import Components
 from kleene.imprecise.result import ImpreciseMatch
@@ -138,8 +139,7 @@ class EventFramework:
     def _advance(self, events: list[IntervalEvent], t_emit: int | None) -> list[ImpreciseMatch]:
         components = self.components.of(events)
         if self.order is not None:
-            alive = {j for run in self.runs for j, x in enumerate(run.events) if x is not None}
-            presented = self.order.add(events, components, t_emit, alive)
+            presented = self.order.add(events, components, t_emit, self._alive())
         else:
             presented = list(zip(events, components, strict=True))
         out: list[ImpreciseMatch] = []
@@ -157,6 +157,21 @@ class EventFramework:
         if t_emit is not None and self.horizon is not None:
             self._forget(int(t_emit - self.horizon))
         return out
+
+    def _alive(self) -> Alive:
+        """Per component matched in a live run, the latest valid upper bound of its event
+        in one and the latest time to live of one (for :class:`SelectivityOrder`)."""
+        alive: Alive = {}
+        if not isinstance(self.order, SelectivityOrder):
+            return alive
+        window = math.inf if self.window is None else self.window
+        for run in self.runs:
+            ttl = min(s[1] for s in run.slots if s is not None) + window
+            for j, s in enumerate(run.slots):
+                if s is not None:
+                    vub, most = alive.get(j, (-math.inf, -math.inf))
+                    alive[j] = (max(vub, s[1]), max(most, ttl))
+        return alive
 
     def _select(self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch]) -> None:
         """Clone every run that can select ``e`` (the original run skips it), and start

@@ -23,8 +23,11 @@ also covers them.
   (its type and single-event predicates) over the stream seen so far, fewest first.
   While some buffer is empty, an out-of-date buffered event is dropped (section 5.1,
   on Fig. 4(b) and (d)): one that every unseen event would fall outside the window of
-  (e.upper + W < t_emit), when some empty component k is matched in no live run, so
-  that every match with e would need an event for E_k that cannot come.
+  (e.upper + W < t_emit), when for some empty component k no live run holds an event f
+  for E_k that e could join: e matching E_j, j < k, must occur before f (so before
+  f's valid upper bound), and j > k within W of the run's first event (so before the
+  run's time to live, its smallest valid upper bound plus W, Appendix C.2). Every match
+  with e would then need an event for E_k that cannot come.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ from collections.abc import Sequence
 from kleene.imprecise.model import IntervalEvent
 
 Presented = list[tuple[IntervalEvent, list[int]]]  # events with the components they match
+# per component matched in a live run: the latest valid upper bound of its event in one,
+# and the latest time to live of one
+Alive = dict[int, tuple[float, float]]
 
 
 class QueryOrder:
@@ -48,7 +54,7 @@ class QueryOrder:
         events: Sequence[IntervalEvent],
         components: Sequence[list[int]],
         t_emit: int | None,
-        alive: set[int],
+        alive: Alive,
     ) -> Presented:
         """Take arrived events with the components each matches; return those safe to
         present, in query order, one entry per (event, component). ``t_emit`` None: the
@@ -96,12 +102,12 @@ class SelectivityOrder:
         events: Sequence[IntervalEvent],
         components: Sequence[list[int]],
         t_emit: int | None,
-        alive: set[int],
+        alive: Alive,
     ) -> Presented:
         """Take arrived events with the components each matches; return every buffered
         event, most selective components first, once each buffer holds one (or at the
-        end of the stream, ``t_emit`` None). ``alive``: the components matched in some
-        live run."""
+        end of the stream, ``t_emit`` None). ``alive``: per component matched in some
+        live run, the latest valid upper bound of its event and time to live."""
         for e, matched in zip(events, components, strict=True):
             if matched:
                 self.waiting.append((e, matched))
@@ -124,15 +130,16 @@ class SelectivityOrder:
         self.held = [0] * len(self.held)
         return out
 
-    def _drop(self, t_emit: int, alive: set[int]) -> None:
+    def _drop(self, t_emit: int, alive: Alive) -> None:
         """Forget the buffered events no match can hold (see the module docstring)."""
         if self.window is None or not self.waiting:
             return
-        if all(self.held[k] or k in alive for k in range(len(self.held))):
-            return
+        empty = [k for k, n in enumerate(self.held) if not n]
         kept: Presented = []
         for e, matched in self.waiting:
-            if e.upper + self.window < t_emit:
+            if e.upper + self.window < t_emit and any(
+                _stranded(e, matched, k, alive) for k in empty
+            ):
                 for j in matched:
                     self.held[j] -= 1
             else:
@@ -142,3 +149,11 @@ class SelectivityOrder:
     def earliest(self, t_emit: int) -> int:
         """The earliest instant an event not yet presented can occur at."""
         return min([t_emit, *(e.lower for e, _ in self.waiting)])
+
+
+def _stranded(e: IntervalEvent, matched: list[int], k: int, alive: Alive) -> bool:
+    """Whether no live run holds an event for component k that ``e`` could join."""
+    if k not in alive:
+        return True
+    latest_vub, latest_ttl = alive[k]
+    return all(e.lower >= latest_vub if j < k else e.lower > latest_ttl for j in matched)
