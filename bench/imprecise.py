@@ -30,7 +30,8 @@ the prefix done). Each case runs in a fresh process. Cases that complete give th
 number of results whatever the framework (the property tests hold every framework to
 the possible-worlds oracle); ``speedup`` is events/s over the first column's.
 
-    python -m bench.imprecise --figure 4a [--events N] [--limit SECONDS]
+    python -m bench.imprecise --figure 4a [--events N] [--limit SECONDS] [--values ..]
+                              [--every V]
 """
 
 from __future__ import annotations
@@ -40,13 +41,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._common import RESULTS, machine, run_isolated, table
+from bench._common import RESULTS, machine, run_isolated, save_plot, table
 
 STRATEGIES = {"any": "skip_till_any_match", "next": "skip_till_next_match"}
 CHUNK = 100
 EVERY = 20
 METHODS = ("any", "query", "selectivity")
-DEFAULTS = {"delta": 5, "window": 100, "length": 3, "skew": 1, "strategy": "any"}
+DEFAULTS = {"delta": 5, "window": 100, "length": 3, "skew": 1, "every": EVERY, "strategy": "any"}
 FIGURES: dict[str, dict[str, Any]] = {
     "4a": {"vary": "delta", "values": [1, 5, 10, 20, 50], "how": ["points", "any"]},
     "4b": {"vary": "delta", "values": [1, 5, 10, 20, 50], "how": list(METHODS)},
@@ -63,11 +64,11 @@ FIGURES: dict[str, dict[str, Any]] = {
 }
 
 
-def query_text(length: int, window: int, skew: int = 1) -> str:
+def query_text(length: int, window: int, skew: int = 1, every: int = EVERY) -> str:
     pattern = ", ".join(f"E e{i}" for i in range(1, length + 1))
-    where = [f"e1.value % {EVERY} < {skew}"]
-    where += [f"e{j}.value % {EVERY} = {skew + j - 2}" for j in range(2, length)]
-    where.append(f"e{length}.value % {EVERY * skew} = {skew + length - 2}")
+    where = [f"e1.value % {every} < {skew}"]
+    where += [f"e{j}.value % {every} = {skew + j - 2}" for j in range(2, length)]
+    where.append(f"e{length}.value % {every * skew} = {skew + length - 2}")
     return f"PATTERN SEQ({pattern}) WHERE {' AND '.join(where)} WITHIN {window}"
 
 
@@ -77,7 +78,7 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
     from kleene.imprecise.admission import Admission
     from kleene.imprecise.choice import choose, framework
 
-    text = query_text(case["length"], case["window"], case["skew"])
+    text = query_text(case["length"], case["window"], case["skew"], case["every"])
     delta = case["delta"]
     q = kleene.compile(
         text, time="interval", strategy=STRATEGIES[case["strategy"]], u_max=2 * delta
@@ -124,12 +125,14 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=3000)
     parser.add_argument("--limit", type=float, default=10.0, help="CPU seconds per case")
     parser.add_argument("--values", help="comma-separated, instead of the figure's")
+    parser.add_argument("--every", type=int, default=EVERY, help="v: each component 1 in v")
     args = parser.parse_args()
     figure = FIGURES[args.figure]
     vary = figure["vary"]
     values = [int(v) for v in args.values.split(",")] if args.values else figure["values"]
     print(machine())
-    print(f"figure {args.figure}: varying {vary}; defaults {DEFAULTS}")
+    print(f"figure {args.figure}: varying {vary}; defaults {DEFAULTS}, every {args.every}")
+    print("query at the defaults:", query_text(3, 100, 1, args.every))
     rows = []
     for value in values:
         base = None
@@ -139,6 +142,7 @@ def main() -> None:
                 "strategy": figure.get("strategy", "any"),
                 vary: value,
                 "how": how,
+                "every": args.every,
                 "events": args.events,
                 "limit": args.limit,
             }
@@ -146,7 +150,6 @@ def main() -> None:
             base = base or row["events_per_s"]
             row["speedup"] = row["events_per_s"] / base
             rows.append(row)
-            print(query_text(case["length"], case["window"], case["skew"]), flush=True)
             print(table([row], [vary, "how", "events_per_s"]), flush=True)
     columns = [vary, "how", "processed", "complete", "results", "peak_runs", "cpu_s"]
     print(table(rows, [*columns, "events_per_s", "speedup", "peak_rss_mib"]))
@@ -175,12 +178,7 @@ def _plot(rows: list[dict[str, Any]], vary: str, hows: list[str], path: Path, na
     )
     ax.set_ylabel("events per CPU second")
     ax.set_title(f"VLDB 2010 Fig. {name[0]}({name[1]}) shape")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot: {path}")
+    save_plot(fig, ax, path)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ the paper's Figure 6). Compared side by side (:mod:`kleene.imprecise.kleene_dp`)
 * ``dp x``: Algorithm 1 with the threshold x, pruning each partial signature whose
   confidence bound is at most x, with every extension.
 
-Each case runs in a fresh process and is stopped after ``--limit`` seconds of wall
-time (its throughput is then shown as 0 and larger windows are skipped); throughput is
+Each case runs in a fresh process, killed once it has used ``--limit`` CPU seconds (its
+throughput is then shown as 0 and larger windows are skipped); throughput is
 events per CPU second of the evaluation (all at the end of the input, where the
 framework evaluates). The plot shows throughput against W.
 
@@ -23,16 +23,14 @@ framework evaluates). The plot shows throughput against W.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
+import resource
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from bench._common import RESULTS, machine, table
+from bench._common import RESULTS, machine, run_isolated, save_plot, table
 
 DELTA = 5
 
@@ -47,6 +45,8 @@ def stream(n: int, seed: int = 7) -> list[dict[str, Any]]:
 
 
 def measure(case: dict[str, Any]) -> dict[str, Any]:
+    limit = int(time.process_time() + case["limit"]) + 1  # the imports count too
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
     import kleene
     from kleene.imprecise.admission import Admission
     from kleene.imprecise.kleene_dp import KleeneFramework
@@ -66,22 +66,11 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
-    """``measure`` in a fresh interpreter, stopped after the case's limit."""
-    code = "import json, sys; from bench.imprecise_kleene import measure; "
-    code += "print(json.dumps(measure(json.loads(sys.argv[1]))))"
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    """``measure`` in a fresh interpreter, killed once it has used the case's CPU limit."""
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", code, json.dumps(case)],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=env,
-            timeout=case["limit"] + 5,  # the imports
-        )
-    except subprocess.TimeoutExpired:
+        return run_isolated("bench.imprecise_kleene", case)
+    except subprocess.CalledProcessError:
         return {**case, "results": "-", "cpu_s": f"> {case['limit']}", "events_per_s": 0.0}
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def main() -> None:
@@ -128,12 +117,7 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
     ax.set_xlabel("window W")
     ax.set_ylabel("events per CPU second")
     ax.set_title("Kleene closure over intervals (SASE++ Fig. 6(a))")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot: {path}")
+    save_plot(fig, ax, path)
 
 
 if __name__ == "__main__":

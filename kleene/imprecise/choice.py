@@ -7,7 +7,7 @@ C.2) or ``"selectivity"`` (selectivity order, 4.3: the any-state method over eve
 presented most selective component first, the selectivity of a component being the
 number of events that matched it over the stream seen so far). ``method="auto"`` picks
 sorting, the fastest in section 5.1 (Fig. 4(b)-(c)) and in this implementation's
-measurements (docs/benchmarks.md, ``python -m bench.imprecise_methods``).
+measurements (docs/benchmarks.md, ``python -m bench.imprecise --figure 4b``).
 
 ``"auto"`` follows section 5.1's finding that the event-based framework outperforms
 the point-based one, more so as δ and the pattern length grow (the point-based

@@ -26,7 +26,7 @@ import numpy as np
 from kleene.imprecise.bounds import Interval
 from kleene.imprecise.model import IntervalEvent, Probability
 
-Memo = dict[tuple[object, ...], np.ndarray]  # prefix tables by the prefix's events
+Memo = dict[tuple[object, ...], np.ndarray]  # running sums of prefixes, probabilities
 
 
 def any_confidence(
@@ -41,10 +41,11 @@ def any_confidence(
     that completes, so only the first event's valid interval is used."""
     first, last = events[0], events[-1]
     low = max(bounds[0][0], first.lower)
-    table = _step(_table(events[:-1], memo), events[-2], last) if len(events) > 1 else None
-    if table is None:
-        table = np.diag(_array(first.pmf))
-    table = table[low - first.lower : bounds[0][1] - first.lower + 1]
+    rows = slice(low - first.lower, bounds[0][1] - first.lower + 1)
+    if len(events) == 1:
+        table = np.diag(_pmf(first, memo))[rows]
+    else:
+        table = _step(_cumulative(events[:-1], memo)[rows], events[-2], last, memo)
     if window is not None and last.upper - low > window:
         t1 = np.arange(low, low + len(table))
         tl = np.arange(last.lower, last.upper + 1)
@@ -60,40 +61,45 @@ def any_confidence(
     return total, low + int(starts[0]), last.lower + int(ends[-1])
 
 
-def _table(events: Sequence[IntervalEvent], memo: Memo) -> np.ndarray:
-    """A[i, k]: the probability of the paths t_1 < ... < t_j through ``events`` from
-    the first event's point lower_1 + i to the last one's point lower_j + k."""
+def _cumulative(events: Sequence[IntervalEvent], memo: Memo) -> np.ndarray:
+    """C[i, k]: the probability of the paths t_1 < ... < t_j through ``events`` from
+    the first event's point lower_1 + i to a point of the last one at or before
+    lower_j + k (the running sums of Algorithm 2's table, memoized by the prefix)."""
     key = tuple(e.position for e in events)
     found = memo.get(key)
     if found is None:
         if len(events) == 1:
-            found = np.diag(_array(events[0].pmf))
+            table = np.diag(_pmf(events[0], memo))
         else:
-            found = _step(_table(events[:-1], memo), events[-2], events[-1])
-        memo[key] = found
+            table = _step(_cumulative(events[:-1], memo), events[-2], events[-1], memo)
+        found = memo[key] = table.cumsum(axis=1)
     return found
 
 
-def _step(before: np.ndarray, prev: IntervalEvent, e: IntervalEvent) -> np.ndarray:
-    """The table through event ``e`` from the table ``before`` through ``prev``: the
-    paths ending at a point of ``prev`` before t, times P[e at t], for each point t."""
+def _step(before: np.ndarray, prev: IntervalEvent, e: IntervalEvent, memo: Memo) -> np.ndarray:
+    """The table through event ``e`` from the running sums ``before`` through ``prev``:
+    the paths ending at a point of ``prev`` before t, times P[e at t], per point t."""
     width = e.upper - e.lower + 1
     shift = e.lower - 1 - prev.lower  # the index in ``prev`` of the instant before e.lower
-    skip = max(0, -shift)  # e's points no point of ``prev`` precedes
-    out = np.zeros((len(before), width), dtype=before.dtype)
-    if skip < width:
-        idx = np.minimum(np.arange(shift + skip, shift + width), prev.upper - prev.lower)
-        out[:, skip:] = before.cumsum(axis=1)[:, idx] * _array(e.pmf)[skip:]
+    idx = np.minimum(np.arange(shift, shift + width), prev.upper - prev.lower)
+    out = before[:, np.maximum(idx, 0)] * _pmf(e, memo)
+    if shift < 0:  # e's points no point of ``prev`` precedes
+        out[:, : min(-shift, width)] = 0
     return out
 
 
-def _array(pmf: Sequence[Probability]) -> np.ndarray:
-    """The probabilities as floats, or as Python numbers when one is exact."""
-    if all(type(p) is float for p in pmf):
-        return np.asarray(pmf, dtype=np.float64)
-    out = np.empty(len(pmf), dtype=object)
-    out[:] = list(pmf)
-    return out
+def _pmf(e: IntervalEvent, memo: Memo) -> np.ndarray:
+    """The event's probabilities as floats, or as Python numbers when one is exact."""
+    key = ("pmf", e.position)
+    found = memo.get(key)
+    if found is None:
+        if all(type(p) is float for p in e.pmf):
+            found = np.asarray(e.pmf, dtype=np.float64)
+        else:
+            found = np.empty(len(e.pmf), dtype=object)
+            found[:] = list(e.pmf)
+        memo[key] = found
+    return found
 
 
 def point_matches(
