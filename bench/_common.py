@@ -64,3 +64,13 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def save_plot(fig: Any, ax: Any, path: Path) -> None:
+    """Finish a matplotlib figure (legend, grid, tight layout) and save it to ``path``."""
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")

@@ -1,45 +1,91 @@
-"""Point-based vs event-based evaluation over imprecise timestamps (VLDB 2010, section
-5.1, Figure 4(a) and (e)).
+"""Imprecise timestamps over the synthetic stream of VLDB 2010 section 5.1: the shapes of
+Figures 4(a)-(e) and 5(a)-(b), one figure per command.
 
-The synthetic stream of section 5.1 (:func:`kleene.datagen.uncertain.generate`: one
-attribute cycling 1..1000, the event at time t has the interval [t - δ, t + δ]) under
-``SEQ(E e1, ..., E el) WHERE e1.value % v = 0 AND ... WITHIN W`` (the paper's defaults:
-l = 3, W = 100; its selectivities v_i are not given, v = 20 here), varying δ. Events are
-admitted once (not timed), then pushed in chunks of 100 to the framework with the
+The stream (:func:`kleene.datagen.uncertain.generate`): one attribute cycling 1..1000,
+the event at time t has the interval [t - δ, t + δ]. The query is
+``SEQ(E e1, ..., E el) WHERE ... WITHIN W`` with one predicate per component; the paper
+does not give its v_i, so here they are exclusive residues, each component matching
+one event in v = 20 and no event matching two (so sorting for query order applies as
+in the paper): ``e1.value % 20 < k``, ``ej.value % 20 = k + j - 2`` for 1 < j < l and
+``el.value % (20 k) = k + l - 2``. The skew k (default 1) is Figure 4(d)'s event
+frequencies: E_1 matches k times as many events and E_l k times fewer. Defaults are
+the paper's: δ = 5, W = 100, l = 3, skip till any match.
+
+Figures (how: ``points``, the point-based framework; ``any``, ``query`` and
+``selectivity``, the event-based one by the any-state method, sorting for query order
+and selectivity order):
+
+* 4a: δ 1-50, points vs any (skip till any match)
+* 4b: δ 1-50, any vs query vs selectivity
+* 4c: pattern length 2-6, any vs query vs selectivity
+* 4d: skew k 1-8, any vs query vs selectivity
+* 4e: δ 1-20, points vs the three methods (skip till next match)
+* 5a: W 10-200, points vs any
+* 5b: pattern length 2-6, points vs any
+
+Events are admitted once (not timed), then pushed in chunks of 100 with the
 arrival-order bound now.lower, as a stream would; the matching time is measured until
-the stream ends or the time limit passes, and throughput is events matched per second
-of CPU. Every case returns the same results (the property tests hold both frameworks
-to the possible-worlds oracle); the number of results is printed as a check.
+the stream ends or the CPU time limit passes (``complete`` no: then events/s is over
+the prefix done; ``killed``: one chunk took three times the limit, and the case was
+stopped there). Each case runs in a fresh process. Cases that complete give the same
+number of results whatever the framework (the property tests hold every framework to
+the possible-worlds oracle); ``speedup`` is events/s over the first column's.
 
-    python -m bench.imprecise [--events N] [--deltas 1,5,20,50] [--limit SECONDS]
-                              [--strategies any,next] [--length L] [--window W]
+    python -m bench.imprecise --figure 4a [--events N] [--limit SECONDS] [--values ..]
+                              [--every V]
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
+import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
-from bench._common import machine, table
+from bench._common import RESULTS, machine, run_isolated, save_plot, table
 
 STRATEGIES = {"any": "skip_till_any_match", "next": "skip_till_next_match"}
 CHUNK = 100
+EVERY = 20
+METHODS = ("any", "query", "selectivity")
+DEFAULTS = {"delta": 5, "window": 100, "length": 3, "skew": 1, "every": EVERY, "strategy": "any"}
+FIGURES: dict[str, dict[str, Any]] = {
+    "4a": {"vary": "delta", "values": [1, 5, 10, 20, 50], "how": ["points", "any"]},
+    "4b": {"vary": "delta", "values": [1, 5, 10, 20, 50], "how": list(METHODS)},
+    "4c": {"vary": "length", "values": [2, 3, 4, 5, 6], "how": list(METHODS)},
+    "4d": {"vary": "skew", "values": [1, 2, 4, 8], "how": list(METHODS)},
+    "4e": {
+        "vary": "delta",
+        "values": [1, 5, 10, 20],
+        "how": ["points", *METHODS],
+        "strategy": "next",
+    },
+    "5a": {"vary": "window", "values": [10, 50, 100, 150, 200], "how": ["points", "any"]},
+    "5b": {"vary": "length", "values": [2, 3, 4, 5, 6], "how": ["points", "any"]},
+}
 
 
-def query_text(length: int, every: int, window: int) -> str:
+def query_text(length: int, window: int, skew: int = 1, every: int = EVERY) -> str:
     pattern = ", ".join(f"E e{i}" for i in range(1, length + 1))
-    where = " AND ".join(f"e{i}.value % {every} = 0" for i in range(1, length + 1))
-    return f"PATTERN SEQ({pattern}) WHERE {where} WITHIN {window}"
+    where = [f"e1.value % {every} < {skew}"]
+    where += [f"e{j}.value % {every} = {skew + j - 2}" for j in range(2, length)]
+    where.append(f"e{length}.value % {every * skew} = {skew + length - 2}")
+    return f"PATTERN SEQ({pattern}) WHERE {' AND '.join(where)} WITHIN {window}"
 
 
 def measure(case: dict[str, Any]) -> dict[str, Any]:
+    # a chunk can take far longer than the limit (the point-based framework at δ = 50):
+    # the process is killed at three times the limit, counting the imports
+    cap = int(time.process_time() + 3 * case["limit"]) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cap, cap + 1))
     import kleene
     from kleene.datagen.uncertain import generate
     from kleene.imprecise.admission import Admission
     from kleene.imprecise.choice import choose, framework
 
-    text = query_text(case["length"], case["every"], case["window"])
+    text = query_text(case["length"], case["window"], case["skew"], case["every"])
     delta = case["delta"]
     q = kleene.compile(
         text, time="interval", strategy=STRATEGIES[case["strategy"]], u_max=2 * delta
@@ -50,25 +96,31 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
     for k in range(0, len(rows), CHUNK):
         admitted = admission.admit(rows[k : k + CHUNK])
         chunks.append((admitted, admission.now_lower))
-    chosen = choose(q.plan, case["engine"], 2 * delta)
+    how = case["how"]
+    if how == "points":
+        chosen = choose(q.plan, "points", 2 * delta)
+    else:
+        chosen = choose(q.plan, "events", 2 * delta, how)
     evaluator = framework(q.plan, chosen, q.window, 2 * delta, q.keep)
-    found = 0
-    done = 0
+    found = done = peak = 0
+    complete = False
     began = time.process_time()
     for admitted, now_lower in chunks:
         found += len(evaluator.push(admitted, now_lower))
         done += len(admitted)
+        peak = max(peak, len(getattr(evaluator, "runs", ())))
         if time.process_time() - began > case["limit"]:
             break
     else:
         found += len(evaluator.flush())
+        complete = True
     cpu = time.process_time() - began
     return {
         **case,
-        "method": chosen.method or "-",
         "processed": done,
-        "complete": done == len(rows),
+        "complete": "yes" if complete else "no",
         "results": found,
+        "peak_runs": peak if how != "points" else "-",
         "cpu_s": cpu,
         "events_per_s": done / cpu if cpu else float("inf"),
     }
@@ -76,38 +128,68 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=5000)
-    parser.add_argument("--deltas", default="1,5,20,50")
-    parser.add_argument("--limit", type=float, default=20.0, help="CPU seconds per case")
-    parser.add_argument("--strategies", default="any,next")
-    parser.add_argument("--length", type=int, default=3)
-    parser.add_argument("--window", type=int, default=100)
-    parser.add_argument("--every", type=int, default=20, help="selectivity: value % v = 0")
+    parser.add_argument("--figure", choices=sorted(FIGURES), default="4a")
+    parser.add_argument("--events", type=int, default=3000)
+    parser.add_argument("--limit", type=float, default=10.0, help="CPU seconds per case")
+    parser.add_argument("--values", help="comma-separated, instead of the figure's")
+    parser.add_argument("--every", type=int, default=EVERY, help="v: each component 1 in v")
     args = parser.parse_args()
+    figure = FIGURES[args.figure]
+    vary = figure["vary"]
+    values = [int(v) for v in args.values.split(",")] if args.values else figure["values"]
     print(machine())
-    print(query_text(args.length, args.every, args.window))
+    print(f"figure {args.figure}: varying {vary}; defaults {DEFAULTS}, every {args.every}")
+    print("query at the defaults:", query_text(3, 100, 1, args.every))
     rows = []
-    for strategy in args.strategies.split(","):
-        for delta in (int(d) for d in args.deltas.split(",")):
-            pair = {}
-            for engine in ("points", "events"):
-                case = {
-                    "engine": engine,
-                    "strategy": strategy,
-                    "delta": delta,
-                    "events": args.events,
-                    "limit": args.limit,
-                    "length": args.length,
-                    "window": args.window,
-                    "every": args.every,
-                }
-                pair[engine] = measure(case)
-                rows.append(pair[engine])
-            rate = pair["events"]["events_per_s"] / pair["points"]["events_per_s"]
-            pair["events"]["speedup"] = rate
-            pair["points"]["speedup"] = 1.0
-    columns = ["strategy", "delta", "engine", "method", "processed", "results", "cpu_s"]
-    print(table(rows, [*columns, "events_per_s", "speedup"]))
+    for value in values:
+        base = None
+        for how in figure["how"]:
+            case = {
+                **DEFAULTS,
+                "strategy": figure.get("strategy", "any"),
+                vary: value,
+                "how": how,
+                "every": args.every,
+                "events": args.events,
+                "limit": args.limit,
+            }
+            try:
+                row = run_isolated("bench.imprecise", case)
+            except subprocess.CalledProcessError:  # killed at the cap within one chunk
+                row = {**case, "complete": "killed", "events_per_s": 0.0}
+            if how == figure["how"][0]:
+                base = row["events_per_s"]
+            row["speedup"] = row["events_per_s"] / base if base else "-"
+            rows.append(row)
+            print(table([row], [vary, "how", "events_per_s"]), flush=True)
+    columns = [vary, "how", "processed", "complete", "results", "peak_runs", "cpu_s"]
+    print(table(rows, [*columns, "events_per_s", "speedup", "peak_rss_mib"]))
+    _plot(rows, vary, figure["how"], RESULTS / f"imprecise_{args.figure}.png", args.figure)
+
+
+def _plot(rows: list[dict[str, Any]], vary: str, hows: list[str], path: Path, name: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = {
+        "points": "point-based",
+        "any": "event-based, any state",
+        "query": "event-based, sorting (query order)",
+        "selectivity": "event-based, selectivity order",
+    }
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for how in hows:
+        pts = [(r[vary], r["events_per_s"]) for r in rows if r["how"] == how and r["events_per_s"]]
+        ax.plot(*zip(*pts, strict=True), marker="o", label=labels[how])
+    ax.set_yscale("log")
+    ax.set_xlabel(
+        {"delta": "δ (half uncertainty interval)", "length": "pattern length l"}.get(vary, vary)
+    )
+    ax.set_ylabel("events per CPU second")
+    ax.set_title(f"VLDB 2010 Fig. {name[0]}({name[1]}) shape")
+    save_plot(fig, ax, path)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ Checked, in order: what makes a record an event at all (kleene.events), the inte
 (whole numbers, lower <= upper, at most ``u_max`` long), the probabilities (one per
 point, none negative, summing to 1), a unique id, the arrival-order assumption of
 section 2.2 (an event seen earlier never lies wholly after a later one: every earlier
-``lower`` is at most this event's ``upper``), then the attributes the query reads
-(kleene.runtime.ingest.Validator, the rules of point events).
+``lower`` is at most this event's ``upper``), the promise of a heartbeat (an event
+starting before a heartbeat's instant, :meth:`Admission.heartbeat`), then the
+attributes the query reads (kleene.runtime.ingest.Validator, the rules of point events).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from numbers import Real
 from typing import Any
 
 from kleene.compiler.plan import Plan
+from kleene.errors import EventError
 from kleene.events import EventBatch, EventFields, is_missing, read_batch
 from kleene.imprecise.model import IntervalEvent, IntervalFields, Probability, uniform
 from kleene.match import RejectedEvent
@@ -40,6 +42,7 @@ class Admission:
         self.types = frozenset(s.event_type for s in plan.states)
         self.now_lower: int | None = None  # the largest lower bound admitted so far
         self.now_upper: int | None = None
+        self.floor: int | None = None  # the latest heartbeat: no event starts before it
         self.seen_ids: set[Any] = set()
         self.position = 0
         self.rejected: list[RejectedEvent] = []
@@ -62,6 +65,23 @@ class Admission:
         self.position += len(batch)
         return admitted
 
+    def heartbeat(self, t: Any) -> None:
+        """Punctuation (VLDB 2010, Appendix C.3, case 2): no event with a lower bound
+        before ``t`` will come; a later one that does is rejected."""
+        if isinstance(t, bool) or not isinstance(t, int):
+            raise EventError(f"a heartbeat is a whole number instant, not {t!r}")
+        self.floor = t if self.floor is None else max(self.floor, t)
+
+    def bound(self) -> int | None:
+        """``now.lower`` as the frameworks take it (they derive t_emit = now.lower -
+        U_max, the earliest start of an unseen event): the largest lower bound admitted,
+        raised to τ + U_max by a heartbeat τ when U_max is declared, so that t_emit is
+        at least τ."""
+        if self.floor is None or self.interval.u_max is None:
+            return self.now_lower
+        raised = self.floor + self.interval.u_max
+        return raised if self.now_lower is None else max(self.now_lower, raised)
+
     def _event(self, batch: EventBatch, j: int, position: int) -> IntervalEvent | None:
         if j in batch.problems:
             raise BadEvent(batch.problems[j] or "not an event")
@@ -80,6 +100,11 @@ class Admission:
                 f"out of order: its interval [{lower}, {upper}] ends before the lower bound "
                 f"{self.now_lower} of an earlier event (VLDB 2010, section 2.2: an earlier "
                 "event's lower bound is at most a later event's upper bound)"
+            )
+        if self.floor is not None and lower < self.floor:
+            raise BadEvent(
+                f"its interval [{lower}, {upper}] starts before the heartbeat {self.floor}, "
+                "which promised that no later event would"
             )
         relevant = etype in self.types
         if relevant:

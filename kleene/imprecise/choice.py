@@ -1,8 +1,13 @@
 """Which framework evaluates a query over interval events (VLDB 2010, sections 3-5).
 
 ``engine="points"``: the point-based framework (section 3); ``"events"``: the
-event-based framework (section 4), by the query-order method with sorting when every
-event can match one component only (distinct event types), else the any-state method.
+event-based framework (section 4), by the method ``method`` names: ``"query"`` (the
+query-order method with sorting, 4.1 and C.3), ``"any"`` (the any-state method, 4.2 and
+C.2) or ``"selectivity"`` (selectivity order, 4.3: the any-state method over events
+presented most selective component first, the selectivity of a component being the
+number of events that matched it over the stream seen so far). ``method="auto"`` picks
+sorting, the fastest in section 5.1 (Fig. 4(b)-(c)) and in this implementation's
+measurements (docs/benchmarks.md, ``python -m bench.imprecise --figure 4b``).
 
 ``"auto"`` follows section 5.1's finding that the event-based framework outperforms
 the point-based one, more so as δ and the pattern length grow (the point-based
@@ -25,12 +30,13 @@ from dataclasses import dataclass
 
 from kleene.compiler.plan import Plan
 from kleene.imprecise.collapse import Threshold
-from kleene.imprecise.events import EventFramework, query_order_applies
+from kleene.imprecise.events import METHODS, EventFramework, exclusive_components
 from kleene.imprecise.framework import PointFramework
 from kleene.imprecise.kleene_dp import KleeneFramework
 from kleene.vocabulary import Strategy
 
 ENGINES = ("auto", "points", "events")
+METHOD_OPTIONS = ("auto", *METHODS)
 SMALL_U_MAX = 2  # skip till next match at or below this: points
 
 
@@ -39,7 +45,7 @@ class Choice:
     """The framework and method chosen, and why."""
 
     engine: str  # "points", "events" or "kleene"
-    method: str | None  # the event-based method: "query" or "any"
+    method: str | None  # the event-based method: "query", "any" or "selectivity"
     reason: str
 
     def describe(self) -> str:
@@ -52,26 +58,28 @@ class Choice:
                 "events (the event-based framework of VLDB 2010, section 4: query-order "
                 "method with sorting, 4.1 and C.3)"
             )
+        elif self.method == "selectivity":
+            what = (
+                "events (the event-based framework of VLDB 2010, section 4: any-state "
+                "method in selectivity order, 4.3; a component's selectivity is the number "
+                "of events that matched it over the stream seen so far, fewest first)"
+            )
         else:
             what = "events (the event-based framework of VLDB 2010, section 4: any-state method)"
         return f"{what}: {self.reason}"
 
 
-def choose(plan: Plan, engine: str, u_max: int | None) -> Choice:
+def choose(plan: Plan, engine: str, u_max: int | None, method: str = "auto") -> Choice:
     """The framework for ``plan``; ``u_max`` None when not yet known (measured later)."""
     length = len(plan.states)
     if plan.kleene_vars:
         return Choice("kleene", None, "the pattern has Kleene closure")
     if engine == "points":
         return Choice("points", None, "asked for")
-    method = "query" if query_order_applies(plan) else "any"
-    order = (
-        "each event matches one component at most, so events can be sorted into query order"
-        if method == "query"
-        else "an event type is used by several components, so any-state evaluation"
-    )
-    if engine == "events":
-        return Choice("events", method, f"asked for; {order}")
+    order = _order(plan, method)
+    if engine == "events" or method != "auto":  # a method names an event-based one
+        return Choice("events", "query" if method == "auto" else method, f"asked for; {order}")
+    method = "query"
     if length == 1:
         return Choice("points", None, "auto: a pattern of one component gains nothing")
     if u_max == 0:
@@ -90,6 +98,17 @@ def choose(plan: Plan, engine: str, u_max: int | None) -> Choice:
         method,
         f"auto: {size}, pattern length {length}: the event-based framework does not "
         f"enumerate points (section 5.1); {order}",
+    )
+
+
+def _order(plan: Plan, method: str) -> str:
+    if method != "auto":
+        return f"method {method!r} asked for"
+    if exclusive_components(plan):
+        return "each event matches one component at most, sorted into query order"
+    return (
+        "events of a type several components use are sorted into query order once per "
+        "component (sorting beats any-state and selectivity order, docs/benchmarks.md)"
     )
 
 

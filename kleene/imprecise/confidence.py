@@ -4,11 +4,13 @@ Skip till any match: the confidence of a signature is the total probability of i
 point matches t_1 < ... < t_l with t_l - t_1 <= W (equation 1). Algorithm 2 sums them
 without listing them: walking the events in query order, the probability of the point
 paths ending at each point of event j is that point's probability times the total of
-the paths ending at earlier points of event j-1. Only the points of the valid intervals
-(:mod:`kleene.imprecise.bounds`) are visited. The window is checked exactly by keeping
-one such table per first point t_1 (points of later events beyond t_1 + W are left out).
-The tables of a prefix are memoized by its events and valid intervals: matches sharing a
-prefix share its tables.
+the paths ending at earlier points of event j-1. The window is checked exactly by
+keeping one row of such totals per first point t_1: a table A_j[t_1, t_j] per prefix
+(a matrix over the two events' points, computed with numpy, of Python numbers when a
+probability is exact). Since t_j < t_l, only the last event's points can break the
+window: the prefix tables do not depend on it, are memoized by the prefix's events and
+shared by every match extending the prefix (the incremental computation of section
+4.1).
 
 Skip till next match: the point matches within the valid intervals are listed and
 weighted as in the point-based framework (section 4.1's last paragraph, equations 2-4
@@ -18,13 +20,13 @@ of :mod:`kleene.imprecise.collapse`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from itertools import accumulate
+
+import numpy as np
 
 from kleene.imprecise.bounds import Interval
 from kleene.imprecise.model import IntervalEvent, Probability
 
-Table = dict[int, Probability]  # point of the prefix's last event -> paths ending there
-Memo = dict[tuple[object, ...], Table]
+Memo = dict[tuple[object, ...], np.ndarray]  # running sums of prefixes, probabilities
 
 
 def any_confidence(
@@ -35,80 +37,69 @@ def any_confidence(
 ) -> tuple[Probability, int, int] | None:
     """(confidence, first instant, last instant) of the point matches of ``events``
     whose first event lies in its valid interval ``bounds[0]`` (Algorithm 2), or None
-    when there is none.
-
-    The later events' points are taken from their whole intervals: a point past an
-    event's valid upper bound starts no path that completes, so the tables of a prefix
-    depend on its events and the first point only, and matches sharing a prefix share
-    them. First points t1 whose window t1 + W reaches past the last event's upper bound
-    are not constrained by it: their paths are summed in one table."""
-    total: Probability = 0
-    start = end = None
-    first = events[0]
-    upper = events[-1].upper
-    free: Table = {}
-    for t1 in range(bounds[0][0], bounds[0][1] + 1):
-        p1 = first.prob(t1)
-        if not p1:
-            continue
-        if window is None or t1 + window >= upper:
-            free[t1] = p1
-            continue
-        table = _table(events, {t1: p1}, int(t1 + window), memo)
-        if table:
-            start = t1 if start is None else start
-            end = max(table) if end is None else max(end, *table)
-            total += sum(table.values(), start=0)
-    if free:
-        table = _table(events, free, None, memo)
-        if table:
-            reached = next(t1 for t1 in sorted(free) if _reaches(events, t1))
-            start = reached if start is None else min(start, reached)
-            end = max(table) if end is None else max(end, *table)
-            total += sum(table.values(), start=0)
-    if start is None or end is None or not total:
-        return None
-    return total, start, end
-
-
-def _table(events: Sequence[IntervalEvent], firsts: Table, last: int | None, memo: Memo) -> Table:
-    """The paths through all of ``events`` starting at the points of ``firsts`` (with
-    their probabilities) and ending at or before ``last``, by the point of the last
-    event."""
-    key = (tuple(firsts), last, *(e.position for e in events))
-    found = memo.get(key)
-    if found is not None:
-        return found
-    table: Table = {}
+    when there is none. A point past a later event's valid upper bound starts no path
+    that completes, so only the first event's valid interval is used."""
+    first, last = events[0], events[-1]
+    low = max(bounds[0][0], first.lower)
+    rows = slice(low - first.lower, bounds[0][1] - first.lower + 1)
     if len(events) == 1:
-        table = dict(firsts)
+        table = np.diag(_pmf(first, memo))[rows]
     else:
-        before = _table(events[:-1], firsts, last, memo)
-        if before:
-            e = events[-1]
-            high = e.upper if last is None else min(e.upper, last)
-            points = sorted(before)
-            sums = list(accumulate(before[s] for s in points))
-            k, n = 0, len(points)  # k: the points of the previous event before t
-            pmf, base = e.pmf, e.lower
-            for t in range(max(base, points[0] + 1), high + 1):
-                while k < n and points[k] < t:
-                    k += 1
-                p = pmf[t - base]
-                if p:
-                    table[t] = sums[k - 1] * p
-    memo[key] = table
-    return table
+        table = _step(_cumulative(events[:-1], memo)[rows], events[-2], last, memo)
+    if window is not None and last.upper - low > window:
+        t1 = np.arange(low, low + len(table))
+        tl = np.arange(last.lower, last.upper + 1)
+        table = np.where(tl[None, :] - t1[:, None] <= window, table, 0)
+    by_first = table.sum(axis=1)
+    starts = np.flatnonzero(by_first > 0)
+    if not len(starts):
+        return None
+    ends = np.flatnonzero(table[starts[0] :].sum(axis=0) > 0)
+    total = by_first.sum()
+    if table.dtype != object:
+        total = float(total)
+    return total, low + int(starts[0]), last.lower + int(ends[-1])
 
 
-def _reaches(events: Sequence[IntervalEvent], t1: int) -> bool:
-    """Whether some path of positive probability starts at t1 (no window)."""
-    t = t1
-    for e in events[1:]:
-        t = next((u for u in range(max(t + 1, e.lower), e.upper + 1) if e.prob(u)), -1)
-        if t < 0:
-            return False
-    return True
+def _cumulative(events: Sequence[IntervalEvent], memo: Memo) -> np.ndarray:
+    """C[i, k]: the probability of the paths t_1 < ... < t_j through ``events`` from
+    the first event's point lower_1 + i to a point of the last one at or before
+    lower_j + k (the running sums of Algorithm 2's table, memoized by the prefix)."""
+    key = tuple(e.position for e in events)
+    found = memo.get(key)
+    if found is None:
+        if len(events) == 1:
+            table = np.diag(_pmf(events[0], memo))
+        else:
+            table = _step(_cumulative(events[:-1], memo), events[-2], events[-1], memo)
+        found = memo[key] = table.cumsum(axis=1)
+    return found
+
+
+def _step(before: np.ndarray, prev: IntervalEvent, e: IntervalEvent, memo: Memo) -> np.ndarray:
+    """The table through event ``e`` from the running sums ``before`` through ``prev``:
+    the paths ending at a point of ``prev`` before t, times P[e at t], per point t."""
+    width = e.upper - e.lower + 1
+    shift = e.lower - 1 - prev.lower  # the index in ``prev`` of the instant before e.lower
+    idx = np.minimum(np.arange(shift, shift + width), prev.upper - prev.lower)
+    out = before[:, np.maximum(idx, 0)] * _pmf(e, memo)
+    if shift < 0:  # e's points no point of ``prev`` precedes
+        out[:, : min(-shift, width)] = 0
+    return out
+
+
+def _pmf(e: IntervalEvent, memo: Memo) -> np.ndarray:
+    """The event's probabilities as floats, or as Python numbers when one is exact."""
+    key = ("pmf", e.position)
+    found = memo.get(key)
+    if found is None:
+        if all(type(p) is float for p in e.pmf):
+            found = np.asarray(e.pmf, dtype=np.float64)
+        else:
+            found = np.empty(len(e.pmf), dtype=object)
+            found[:] = list(e.pmf)
+        memo[key] = found
+    return found
 
 
 def point_matches(

@@ -2,15 +2,20 @@
 select whole interval events, never their points, keeping each selected event's valid
 interval (:mod:`kleene.imprecise.bounds`).
 
-Two methods:
+Three methods:
 
 * ``"query"``, the query-order method (section 4.1, one pass as in Appendix C.1): runs
   are prefixes of the pattern and events are presented in query order by the sorting of
-  Appendix C.3 (:mod:`kleene.imprecise.ordering`). Applies when each event can match one
-  component only, i.e. the components' event types differ.
+  Appendix C.3 (:class:`kleene.imprecise.ordering.QueryOrder`; an event matching
+  several components is presented once per component).
 * ``"any"``, the any-state method (section 4.2, Appendix C.2): events in arrival order;
   an event may start a run at any component and a run clones itself to select it into
   any of its unmatched components.
+* ``"selectivity"``, selectivity order (section 4.3): the any-state method over events
+  buffered per component and presented, once every buffer holds one, most selective
+  component first, the selectivity being the number of events that matched each
+  component over the stream seen so far
+  (:class:`kleene.imprecise.ordering.SelectivityOrder`).
 
 Predicates are those of the compiled plan: an event must pass the single-event
 properties of a component to be selected there (:mod:`kleene.imprecise.properties`),
@@ -19,7 +24,8 @@ soon as the components before it are matched (Appendix C.2, step 1). Times are n
 read: queries over intervals cannot refer to them (:mod:`kleene.imprecise.rules`).
 
 Runs are pruned by both rules of Appendix C.2, with t_emit = now.lower - U_max the
-earliest instant of an unseen event: a run whose smallest valid upper bound plus W is
+earliest instant of an unseen event (lowered to the earliest buffered event while an
+order holds events back): a run whose smallest valid upper bound plus W is
 before t_emit (its time to live has passed), and one with a matched component j whose
 predecessor j-1 is unmatched while e_j.upper < t_emit (nothing can come before it).
 
@@ -32,6 +38,7 @@ bound).
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from kleene.compiler.plan import Plan
@@ -39,14 +46,14 @@ from kleene.imprecise import bounds
 from kleene.imprecise.collapse import Collapser, Group, Threshold, make_result, vectors_before
 from kleene.imprecise.confidence import Memo, any_confidence, point_matches
 from kleene.imprecise.model import IntervalEvent
-from kleene.imprecise.ordering import QueryOrder
+from kleene.imprecise.ordering import Alive, QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.properties import Components
 from kleene.imprecise.result import ImpreciseMatch
 from kleene.vocabulary import Strategy
 
-METHODS = ("any", "query")
-_MEMO_LIMIT = 100_000
+METHODS = ("any", "query", "selectivity")
+_MEMO_CELLS = 5_000_000  # memoized Algorithm 2 tables hold at most about this many cells
 
 
 class EventRun(NamedTuple):
@@ -71,7 +78,7 @@ class Signature(NamedTuple):
     key: Any
 
 
-def query_order_applies(plan: Plan) -> bool:
+def exclusive_components(plan: Plan) -> bool:
     """Whether every event can match one component at most (distinct event types)."""
     types = [s.event_type for s in plan.states]
     return len(set(types)) == len(types)
@@ -83,8 +90,8 @@ class EventFramework:
     def __init__(
         self, plan: Plan, window: float | None, u_max: int, keep: Threshold, method: str = "any"
     ) -> None:
-        if method not in METHODS or (method == "query" and not query_order_applies(plan)):
-            raise ValueError(f"method {method!r} does not apply to this plan")
+        if method not in METHODS:
+            raise ValueError(f"unknown method {method!r}")
         self.plan = plan
         self.window = window
         self.u_max = u_max
@@ -92,18 +99,22 @@ class EventFramework:
         self.steps = Steps(plan)
         self.length = len(plan.states)
         self.components = Components(plan)
-        self.order = QueryOrder(self.length) if method == "query" else None
+        self.prefixes = method == "query"  # runs are prefixes of the pattern
+        self.order: QueryOrder | SelectivityOrder | None = None
+        if method == "query":
+            self.order = QueryOrder(self.length)
+        elif method == "selectivity":
+            self.order = SelectivityOrder(self.length, window)
         self.next_match = plan.strategy is Strategy.SKIP_TILL_NEXT_MATCH
         self.runs: list[EventRun] = []
         self.memo: Memo = {}
+        self.memo_limit = max(100, _MEMO_CELLS // (u_max + 1) ** 2)  # tables of that size
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
         self.pending: list[Signature] = []  # skip till next match: signatures not yet final
         self.collapser = Collapser(plan, self.steps, window, True, self.candidates, keep)
         self.horizon = None if window is None else 2 * window + u_max + 1
         empty = (None,) * self.length
-        self.start = EventRun(
-            empty, () if self.order is not None else empty, 0, self.steps.initial, None
-        )
+        self.start = EventRun(empty, () if self.prefixes else empty, 0, self.steps.initial, None)
 
     def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
         """Take admitted events; ``now_lower`` is the largest lower bound seen so far."""
@@ -128,7 +139,7 @@ class EventFramework:
     def _advance(self, events: list[IntervalEvent], t_emit: int | None) -> list[ImpreciseMatch]:
         components = self.components.of(events)
         if self.order is not None:
-            presented = self.order.add(events, components, t_emit)
+            presented = self.order.add(events, components, t_emit, self._alive())
         else:
             presented = list(zip(events, components, strict=True))
         out: list[ImpreciseMatch] = []
@@ -147,6 +158,21 @@ class EventFramework:
             self._forget(int(t_emit - self.horizon))
         return out
 
+    def _alive(self) -> Alive:
+        """Per component matched in a live run, the latest valid upper bound of its event
+        in one and the latest time to live of one (for :class:`SelectivityOrder`)."""
+        alive: Alive = {}
+        if not isinstance(self.order, SelectivityOrder):
+            return alive
+        window = math.inf if self.window is None else self.window
+        for run in self.runs:
+            ttl = min(s[1] for s in run.slots if s is not None) + window
+            for j, s in enumerate(run.slots):
+                if s is not None:
+                    vub, most = alive.get(j, (-math.inf, -math.inf))
+                    alive[j] = (max(vub, s[1]), max(most, ttl))
+        return alive
+
     def _select(self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch]) -> None:
         """Clone every run that can select ``e`` (the original run skips it), and start
         new runs with it."""
@@ -158,7 +184,7 @@ class EventFramework:
         for run in [*self.runs, self.start]:
             if run.key is not None and run.key != key:
                 continue
-            if self.order is not None:
+            if self.prefixes:
                 targets = [run.done] if run.done in matched else []
             else:
                 targets = [j for j in matched if run.events[j] is None]
@@ -176,7 +202,7 @@ class EventFramework:
         """The run after selecting ``e`` for component j (None when it cannot, or when
         the run completes)."""
         interval = (e.lower, e.upper)
-        if self.order is not None:
+        if self.prefixes:
             slots = bounds.extend(run.slots, interval, self.window)
         else:
             slots = bounds.place(run.slots, j, interval, self.window)
@@ -211,7 +237,7 @@ class EventFramework:
         if self.next_match:
             self.pending.append(Signature(events, valid, vector, key))
             return
-        if len(self.memo) > _MEMO_LIMIT:
+        if len(self.memo) > self.memo_limit:
             self.memo.clear()
         found = any_confidence(events, valid, self.window, self.memo)
         if found is not None and self.keep(found[0]):

@@ -44,11 +44,13 @@ class IntervalMatcher:
         on_matches: Callable[[list[ImpreciseMatch]], object] | None = None,
         fingerprint: bytes = b"",
         state: bytes | None = None,
+        method: str = "auto",
     ) -> None:
         self.plan = plan
         self.interval = interval
         self.fingerprint = fingerprint
         self.engine = engine
+        self.method = method
         self.window = window
         self.keep = keep
         self.admission = Admission(plan, fields, interval)
@@ -66,7 +68,7 @@ class IntervalMatcher:
 
     def start(self, u_max: int) -> None:
         """Build the framework once U_max is known (declared, or measured at flush)."""
-        chosen = choose(self.plan, self.engine, u_max)
+        chosen = choose(self.plan, self.engine, u_max, self.method)
         self.evaluator = framework(self.plan, chosen, self.window, u_max, self.keep)
         self.chosen = f"{chosen.engine}/{chosen.method}"
         self.u_max = u_max
@@ -84,7 +86,17 @@ class IntervalMatcher:
         if self.evaluator is None:
             self.held.extend(admitted)
             return []
-        return self._report(self.evaluator.push(admitted, self.admission.now_lower))
+        return self._report(self.evaluator.push(admitted, self.admission.bound()))
+
+    def heartbeat(self, t: int) -> list[ImpreciseMatch]:
+        """Punctuation (VLDB 2010, Appendix C.3): no event with a lower bound before
+        ``t`` will come (later ones that do are rejected). With U_max declared, sorted
+        buffers release, runs are pruned and results become final up to ``t`` instead
+        of now.lower - U_max; returns the results that became final."""
+        self.admission.heartbeat(t)
+        if self.evaluator is None:
+            return []
+        return self._report(self.evaluator.push([], self.admission.bound()))
 
     def flush(self) -> list[ImpreciseMatch]:
         """The end of the stream: every result still pending."""

@@ -21,7 +21,7 @@ from kleene.compiler.explain import explain_plan
 from kleene.compiler.plan import Plan
 from kleene.errors import EventError, QueryError, RejectedEventsWarning
 from kleene.events import EventFields
-from kleene.imprecise.choice import ENGINES, Choice, choose
+from kleene.imprecise.choice import ENGINES, METHOD_OPTIONS, Choice, choose
 from kleene.imprecise.matcher import IntervalMatcher
 from kleene.imprecise.model import IntervalFields, Probability
 from kleene.imprecise.result import ImpreciseMatch, result_order
@@ -58,7 +58,10 @@ class IntervalQuery:
       CONFIDENCE clause);
     * ``exact``: uniform probabilities as fractions;
     * ``engine``: "points" (the point-based framework), "events" (the event-based
-      framework) or "auto" (kleene.imprecise.choice; :meth:`explain` says which, why).
+      framework) or "auto" (kleene.imprecise.choice; :meth:`explain` says which, why);
+    * ``method``: the event-based framework's method, "query" (sorting for query
+      order), "any" (any state), "selectivity" (selectivity order) or "auto"; a method
+      other than "auto" implies ``engine="events"``.
     """
 
     def __init__(
@@ -72,6 +75,7 @@ class IntervalQuery:
         id_field: str = "id",
         time_unit: str | None = None,
         engine: str = "auto",
+        method: str = "auto",
         lower_field: str = "lower",
         upper_field: str = "upper",
         uncertainty: int | tuple[int, int] | None = None,
@@ -104,7 +108,13 @@ class IntervalQuery:
                 f"unknown engine {engine!r} for interval events; expected one of: "
                 + ", ".join(ENGINES)
             )
+        if method not in METHOD_OPTIONS:
+            raise QueryError(
+                f"unknown method {method!r} for the event-based framework; expected one of: "
+                + ", ".join(METHOD_OPTIONS)
+            )
         self.engine_option = engine
+        self.method_option = method
         self.fields = EventFields(type_field, time_field, id_field)
         self.interval = IntervalFields(
             lower_field, upper_field, _margins(uncertainty), pmf_field, _u_max(u_max), exact
@@ -115,7 +125,7 @@ class IntervalQuery:
         self.fingerprint = fingerprint(
             [
                 *(self.plan.canonical, self.plan.strategy.value, self.plan.output.value),
-                *(repr(self.window), engine, [type_field, time_field, id_field]),
+                *(repr(self.window), engine, method, [type_field, time_field, id_field]),
                 *(lower_field, upper_field, spec.margins, pmf_field, spec.u_max, exact),
                 None if confidence is None else repr(confidence),
             ]
@@ -153,6 +163,7 @@ class IntervalQuery:
             on_matches,
             self.fingerprint,
             state,
+            method=self.method_option,
         )
 
     def check_columns(self, events: Any) -> None:
@@ -201,7 +212,7 @@ class IntervalQuery:
 
     def choice(self) -> Choice:
         """The framework and method for this query, and why (kleene.imprecise.choice)."""
-        return choose(self.plan, self.engine_option, self.interval.u_max)
+        return choose(self.plan, self.engine_option, self.interval.u_max, self.method_option)
 
     def explain(self) -> str:
         """The framework, the interval model and the compiled automaton."""

@@ -38,7 +38,7 @@ from kleene.imprecise.expansion import StreamExpansion
 from kleene.imprecise.framework import PointFramework
 from kleene.imprecise.kleene_dp import KleeneFramework
 from kleene.imprecise.model import IntervalEvent, IntervalFields, Probability
-from kleene.imprecise.ordering import QueryOrder
+from kleene.imprecise.ordering import QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, PointMatching, Run
 from kleene.match import RejectedEvent
 from kleene.runtime.snapshot import (
@@ -68,7 +68,7 @@ class IntervalMatcher(Protocol):
     def start(self, u_max: int) -> None: ...
 
 
-LAYOUT = 1  # the layout of this module's tree (part of the fingerprint)
+LAYOUT = 2  # the layout of this module's tree (part of the fingerprint)
 
 # the attributes of each framework object: those this module saves, and those rebuilt
 # from the plan and options (tests/imprecise/test_snapshot.py keeps the lists complete)
@@ -78,6 +78,7 @@ SAVED: dict[type, tuple[str, ...]] = {
     PointMatching: ("runs", "seen", "log", "log_base", "nelts"),
     EventFramework: ("runs", "memo", "seen", "pending", "collapser", "order"),
     QueryOrder: ("buffers",),
+    SelectivityOrder: ("waiting", "held", "counts"),
     KleeneFramework: ("events",),
     Collapser: ("groups",),
 }
@@ -87,9 +88,10 @@ REBUILT: dict[type, tuple[str, ...]] = {
     PointMatching: ("steps", "use_nelt", "window"),
     EventFramework: (
         *("components", "horizon", "keep", "length", "next_match"),
-        *("plan", "start", "steps", "u_max", "window"),
+        *("plan", "start", "steps", "u_max", "window", "prefixes", "memo_limit"),
     ),
     QueryOrder: (),
+    SelectivityOrder: ("window",),
     KleeneFramework: ("components", "keep", "plan", "steps", "window"),
     Collapser: ("candidates", "keep", "next_match", "plan", "steps", "window"),
 }
@@ -131,6 +133,7 @@ def to_data(m: IntervalMatcher) -> Any:
         "bounds": (a.now_lower, a.now_upper),
         "ids": set(a.seen_ids),
         "position": a.position,
+        "floor": a.floor,
         "rejected": [(r.id, r.position, r.reason, dict(r.record)) for r in a.rejected],
     }
     held = w.refs(m.held)
@@ -168,8 +171,19 @@ def _framework_data(fw: Framework, w: _Writer) -> Any:
         "seen": {k: w.refs(v) for k, v in fw.seen.items()},
         "pending": [(w.refs(s.events), s.valid, s.vector, s.key) for s in fw.pending],
         "groups": _groups_data(fw.collapser, w),
-        "order": None if fw.order is None else [w.refs(b) for b in fw.order.buffers],
+        "order": _order_data(fw.order, w),
     }
+
+
+def _order_data(order: QueryOrder | SelectivityOrder | None, w: _Writer) -> Any:
+    """The sorting buffers (query order) or the waiting events and counts (selectivity
+    order, section 4.3)."""
+    if order is None:
+        return None
+    if isinstance(order, QueryOrder):
+        return ("query", [w.refs(b) for b in order.buffers])
+    waiting = [(w.ref(e), list(matched)) for e, matched in order.waiting]
+    return ("selectivity", waiting, list(order.held), list(order.counts))
 
 
 def _groups_data(c: Collapser, w: _Writer) -> list[Any]:
@@ -276,8 +290,8 @@ def restore(m: IntervalMatcher, data: Any) -> None:
 
 
 def _restore_admission(a: Admission, data: Any) -> None:
-    bounds, ids, position, rejected = fields_of(
-        data, "the admission", "bounds", "ids", "position", "rejected"
+    bounds, ids, position, floor, rejected = fields_of(
+        data, "the admission", "bounds", "ids", "position", "floor", "rejected"
     )
     now_lower, now_upper = sequence(bounds, "the bounds so far", tuple, 2)
     if (now_lower is None) != (now_upper is None):
@@ -289,6 +303,7 @@ def _restore_admission(a: Admission, data: Any) -> None:
         fail("the ids seen")
     a.now_lower, a.now_upper, a.seen_ids = now_lower, now_upper, ids
     a.position = integer(position, "the arrival position", 0)
+    a.floor = None if floor is None else integer(floor, "the latest heartbeat")
     a.rejected = []
     for item in sequence(rejected, "the rejected events"):
         event_id, at, reason, record = sequence(item, "a rejected event", tuple, 4)
@@ -384,11 +399,35 @@ def _restore_events(fw: EventFramework, data: Any, r: _Reader) -> None:
             fail("a signature without a valid interval")
         fw.pending.append(Signature(tuple(signature), valid, r.vector(vector), _key(key, r)))
     _restore_groups(fw.collapser, groups, r)
-    if (order is None) != (fw.order is None):
+    _restore_order(fw.order, order, r)
+
+
+def _restore_order(order: QueryOrder | SelectivityOrder | None, data: Any, r: _Reader) -> None:
+    if order is None:
+        if data is not None:
+            fail("sorting buffers of another method")
+        return
+    if isinstance(order, QueryOrder):
+        method, buffers = sequence(data, "the sorting buffers", tuple, 2)
+        if method != "query":
+            fail("sorting buffers of another method")
+        buffers = sequence(buffers, "the sorting buffers", list, r.length)
+        order.buffers = [r.refs(b, "a sorting buffer") for b in buffers]
+        return
+    method, waiting, held, counts = sequence(data, "the selectivity buffers", tuple, 4)
+    if method != "selectivity":
         fail("sorting buffers of another method")
-    if fw.order is not None:
-        buffers = sequence(order, "the sorting buffers", list, r.length)
-        fw.order.buffers = [r.refs(b, "a sorting buffer") for b in buffers]
+    order.waiting = []
+    for item in sequence(waiting, "the waiting events", list):
+        ref, matched = sequence(item, "a waiting event", tuple, 2)
+        components = sequence(matched, "its components", list)
+        order.waiting.append(
+            (r.ref(ref), [integer(j, "a component", 0, r.length) for j in components])
+        )
+    order.held = [
+        integer(n, "a held count", 0) for n in sequence(held, "held counts", list, r.length)
+    ]
+    order.counts = [integer(n, "a count", 0) for n in sequence(counts, "counts", list, r.length)]
 
 
 def _slots(refs: Any, r: _Reader) -> list[IntervalEvent | None]:

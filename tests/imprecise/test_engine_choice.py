@@ -32,14 +32,22 @@ def test_explain_says_which_framework_method_and_why() -> None:
     assert "query-order method with sorting" in q.explain()
     assert "U_max = 4, pattern length 2" in q.explain()
     q = kleene.compile("PATTERN SEQ(A a, A b)", time="interval", engine="events")
+    assert "query-order method" in q.explain() and "once per component" in q.explain()
+    q = kleene.compile("PATTERN SEQ(A a, A b)", time="interval", method="any")
     assert "any-state method" in q.explain() and "asked for" in q.explain()
+    q = kleene.compile("PATTERN SEQ(A a, B b)", time="interval", method="selectivity")
+    text = q.explain()
+    assert "engine: events" in text and "selectivity order" in text
+    assert "number of events that matched it over the stream seen so far" in text
     q = kleene.compile("PATTERN SEQ(A a, B b)", time="interval", strategy=NEXT, u_max=1)
     assert "engine: points" in q.explain() and "NELT" in q.explain()
 
 
-def test_unknown_engine_is_a_query_error() -> None:
+def test_unknown_engine_or_method_is_a_query_error() -> None:
     with pytest.raises(kleene.QueryError, match="expected one of: auto, points, events"):
         kleene.compile("PATTERN SEQ(A a, B b)", time="interval", engine="nfa")
+    with pytest.raises(kleene.QueryError, match="expected one of: auto, any, query, selectivity"):
+        kleene.compile("PATTERN SEQ(A a, B b)", time="interval", method="sorted")
 
 
 def test_auto_with_measured_u_max_zero_runs_points_and_agrees() -> None:

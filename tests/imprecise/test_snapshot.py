@@ -53,12 +53,16 @@ def resumed(q: Any, events: list[dict[str, Any]], cut: int) -> tuple[list[Any], 
     return found, m.take_rejected()
 
 
+#: (engine, method): the point-based framework and each method of the event-based one
+ENGINES = (("points", "auto"), ("events", "query"), ("events", "any"), ("events", "selectivity"))
+
+
 @settings(max_examples=120, deadline=None)
 @given(
     interval_queries(),
     interval_streams(max_events=6),
     st.sampled_from(STRATEGIES),
-    st.sampled_from(("points", "events")),
+    st.sampled_from(ENGINES),
     st.sampled_from((2, None)),
     st.integers(0, 6),
 )
@@ -66,14 +70,20 @@ def test_a_resumed_matcher_finds_what_an_uninterrupted_one_finds(
     text: str,
     events: list[dict[str, Any]],
     strategy: str,
-    engine: str,
+    engine: tuple[str, str],
     u_max: int | None,
     cut: int,
 ) -> None:
     """U_max declared (results leave as they become final, the framework's runs, buffers
     and NELTs are live at the cut) or measured (events held until flush)."""
     q = kleene.compile(
-        text, time="interval", strategy=strategy, engine=engine, u_max=u_max, exact=True
+        text,
+        time="interval",
+        strategy=strategy,
+        engine=engine[0],
+        method=engine[1],
+        u_max=u_max,
+        exact=True,
     )
     found, _ = resumed(q, events, cut)
     assert rows(found) == rows(q.run(events)) == worlds(text, events, strategy)
@@ -126,6 +136,22 @@ def test_a_snapshot_of_another_query_or_options_is_refused() -> None:
         kleene.compile(text, time="interval", u_max=3).matcher(state=point)
 
 
+def test_a_heartbeat_survives_a_snapshot() -> None:
+    """The promise of a heartbeat (no event starts before it) holds after a resume: an
+    event breaking it is rejected by the resumed matcher as by the uninterrupted one."""
+    q = kleene.compile("PATTERN SEQ(A a, B b) WITHIN 5", time="interval", u_max=3)
+    m = q.matcher()
+    m.push([{"type": "A", "id": 1, "lower": 4, "upper": 6}])
+    m.heartbeat(10)
+    r = q.matcher(state=m.snapshot())
+    late = [{"type": "B", "id": 2, "lower": 8, "upper": 9}]
+    m.push(late)
+    r.push(late)
+    expected = m.take_rejected()
+    assert len(expected) == 1 and "heartbeat 10" in expected[0].reason
+    assert [x.reason for x in r.take_rejected()] == [expected[0].reason]
+
+
 def test_every_mutable_part_of_a_framework_is_saved() -> None:
     """Each framework object's attributes are those kleene.imprecise.state saves and
     those it rebuilds from the query (a new attribute must be classified there, or it
@@ -134,10 +160,12 @@ def test_every_mutable_part_of_a_framework_is_saved() -> None:
     k = kleene.compile("PATTERN SEQ(A+ a[], B b)", time="interval", strategy=STRATEGIES[0])
     points = PointFramework(q.plan, q.window, 2, q.keep)
     by_events = EventFramework(q.plan, q.window, 2, q.keep, "query")
+    by_selectivity = EventFramework(q.plan, q.window, 2, q.keep, "selectivity")
     kleene_fw = KleeneFramework(k.plan, k.window, k.keep)
     objects = [
         *(points, points.expansion, points.matching, points.collapser),
         *(by_events, by_events.order, by_events.collapser, kleene_fw),
+        *(by_selectivity, by_selectivity.order),
     ]
     assert {type(o) for o in objects} == set(state.SAVED) == set(state.REBUILT)
     before = [{n: repr(v) for n, v in vars(o).items()} for o in objects]
@@ -146,7 +174,7 @@ def test_every_mutable_part_of_a_framework_is_saved() -> None:
         {"type": "B", "id": 2, "lower": 1, "upper": 3, "x": 1},
         {"type": "B", "id": 3, "lower": 9, "upper": 9, "x": 1},
     ]
-    for fw in (points, by_events, kleene_fw):
+    for fw in (points, by_events, by_selectivity, kleene_fw):
         admission = Admission(fw.plan if hasattr(fw, "plan") else q.plan, q.fields, q.interval)
         fw.push(admission.admit(events), admission.now_lower)
     for o, seen in zip(objects, before, strict=True):

@@ -1,0 +1,168 @@
+"""The orders the event-based framework presents events in (VLDB 2010, section 4.3 and
+Appendix C.3): selectivity order's buffers and what they may drop, and heartbeats
+(punctuation) that let sorted buffers release before now.lower - U_max passes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kleene
+from kleene.imprecise.admission import Admission
+from kleene.imprecise.events import METHODS, EventFramework
+from kleene.imprecise.ordering import SelectivityOrder
+from tests.imprecise.streams import interval_queries, interval_streams
+
+ANY = "skip_till_any_match"
+STRATEGIES = (ANY, "skip_till_next_match")
+
+
+def _framework(text: str, method: str, u_max: int = 2) -> tuple[Admission, EventFramework]:
+    q = kleene.compile(text, time="interval", strategy=ANY, exact=True, u_max=u_max)
+    return Admission(q.plan, q.fields, q.interval), EventFramework(
+        q.plan, q.window, u_max, q.keep, method
+    )
+
+
+def _ids(found: list[Any]) -> list[Any]:
+    return sorted(repr(sorted(m.ids().items())) for m in found)
+
+
+def test_selectivity_order_presents_the_rarest_component_first() -> None:
+    """Three As and one B: once both buffers hold an event, the B (fewest matched so
+    far) is presented before the As, which then only extend its run."""
+    order = SelectivityOrder(2, None)
+    admission, _ = _framework("PATTERN SEQ(A a, B b)", "selectivity")
+    events = admission.admit(
+        [{"type": "A", "id": i, "lower": i, "upper": i + 1} for i in range(3)]
+        + [{"type": "B", "id": 9, "lower": 3, "upper": 4}]
+    )
+    assert order.add(events[:3], [[0]] * 3, 0, {}) == []
+    out = order.add(events[3:], [[1]], 0, {})
+    assert [e.id for e, _ in out] == [9, 0, 1, 2]
+    assert order.order() == [1, 0]
+
+
+def test_selectivity_order_drops_out_of_date_events_while_a_buffer_is_empty() -> None:
+    """Only As, WITHIN 3: every A is out of date once t_emit passes its upper bound
+    plus the window and no B can come in time; the buffer and the runs stay small."""
+    admission, framework = _framework("PATTERN SEQ(A a, B b) WITHIN 3", "selectivity")
+    most = 0
+    for i in range(200):
+        framework.push(admission.admit([{"type": "A", "id": i, "lower": i, "upper": i + 2}]), i)
+        assert isinstance(framework.order, SelectivityOrder)
+        most = max(most, len(framework.order.waiting) + len(framework.runs))
+    assert most <= 10
+
+
+LATE_PARTNERS = [
+    # a2 waits alone for a B and is out of date once c3 arrives, but it can precede b1
+    # (a2 [3, 5], b1 [4, 6]): the live run holding b1 keeps it
+    [
+        {"type": "A", "id": "a0", "lower": 0, "upper": 1},
+        {"type": "B", "id": "b1", "lower": 4, "upper": 6},
+        {"type": "A", "id": "a2", "lower": 3, "upper": 5},
+        {"type": "C", "id": "c3", "lower": 20, "upper": 20},
+    ],
+    # b2 waits alone for an A; it can follow a0 within the window (a0 [0, 1], b2
+    # [4, 6], WITHIN 5): the live run holding a0 keeps it
+    [
+        {"type": "A", "id": "a0", "lower": 0, "upper": 1},
+        {"type": "B", "id": "b1", "lower": 1, "upper": 2},
+        {"type": "B", "id": "b2", "lower": 4, "upper": 6},
+        {"type": "C", "id": "c3", "lower": 20, "upper": 20},
+    ],
+]
+
+
+@pytest.mark.parametrize("events", LATE_PARTNERS)
+def test_an_event_that_a_live_run_can_complete_is_not_dropped(
+    events: list[dict[str, Any]],
+) -> None:
+    text = "PATTERN SEQ(A a, B b) WITHIN 5"
+    want = kleene.compile(text, time="interval", exact=True).run(events)
+    late = events[2]["id"]
+    assert any((late,) in m.ids().values() for m in want)
+    for method in METHODS:
+        q = kleene.compile(text, time="interval", exact=True, u_max=2, method=method)
+        m = q.matcher()
+        found = [r for e in events for r in m.push([e])] + m.flush()
+        assert _ids(found) == _ids(want)
+
+
+def test_a_heartbeat_releases_the_sorted_buffers_early() -> None:
+    """b [1, 6] waits in E_2's buffer until t_emit passes 6: with U_max = 10 that takes
+    an event starting after 16. A heartbeat 10 says no event starts before 10, so b is
+    presented and (a, b) is emitted at once, equal to the result of one whole run."""
+    text = "PATTERN SEQ(A a, B b) WITHIN 8"
+    events = [
+        {"type": "A", "id": "a", "lower": 0, "upper": 5},
+        {"type": "B", "id": "b", "lower": 1, "upper": 6},
+        {"type": "C", "id": "c", "lower": 11, "upper": 12},
+    ]
+    (want,) = kleene.compile(text, time="interval", exact=True).run(events)
+    q = kleene.compile(text, time="interval", exact=True, u_max=10, method="query")
+    plain = q.matcher()
+    assert plain.push(events) == []  # t_emit = 11 - 10 = 1: b still buffered
+    (got,) = plain.flush()
+    beat = q.matcher()
+    assert beat.push(events[:2]) == []
+    (early,) = beat.heartbeat(10)
+    assert beat.push(events[2:]) == [] and beat.flush() == []
+    for r in (got, early):
+        assert (r.ids(), r.start, r.end, r.confidence) == (
+            want.ids(),
+            want.start,
+            want.end,
+            want.confidence,
+        )
+
+
+def test_an_event_breaking_a_heartbeats_promise_is_rejected() -> None:
+    q = kleene.compile("PATTERN SEQ(A a, B b)", time="interval", u_max=4)
+    m = q.matcher()
+    m.push([{"type": "A", "id": 1, "lower": 0, "upper": 2}])
+    assert m.heartbeat(5) == []
+    assert m.push([{"type": "B", "id": 2, "lower": 3, "upper": 6}]) == []
+    (rejected,) = m.take_rejected()
+    assert rejected.id == 2 and "before the heartbeat 5" in rejected.reason
+    try:
+        m.heartbeat(2.5)  # type: ignore[arg-type]
+    except kleene.KleeneError as exc:
+        assert "whole number" in str(exc)
+    else:
+        raise AssertionError("a fractional heartbeat was accepted")
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    interval_queries(),
+    interval_streams(max_events=6),
+    st.sampled_from(STRATEGIES),
+    st.sampled_from(("points", *METHODS)),
+    st.lists(st.integers(0, 2), min_size=6, max_size=6),
+)
+def test_heartbeats_leave_the_results_unchanged(
+    text: str, events: list[dict[str, Any]], strategy: str, how: str, slack: list[int]
+) -> None:
+    """A heartbeat after each event, at (up to 2 before) the smallest lower bound of the
+    events still to come: every event is admitted and the results (exact fractions)
+    are those of one run without heartbeats."""
+    options: dict[str, Any] = {"engine": "points"} if how == "points" else {"method": how}
+    q = kleene.compile(text, time="interval", strategy=strategy, exact=True, u_max=2, **options)
+    m = q.matcher()
+    found = []
+    for k, e in enumerate(events):
+        found += m.push([e])
+        rest = [x["lower"] for x in events[k + 1 :]]
+        if rest:
+            found += m.heartbeat(min(rest) - slack[k])
+    found += m.flush()
+    assert m.take_rejected() == []
+    want = q.run(events)
+    key = [(repr(sorted(r.ids().items())), r.start, r.end, r.confidence) for r in want]
+    got = [(repr(sorted(r.ids().items())), r.start, r.end, r.confidence) for r in found]
+    assert sorted(got) == sorted(key)
