@@ -373,7 +373,7 @@ def _restore_events(fw: EventFramework, data: Any, r: _Reader) -> None:
         refs, slots, done, vector, key = sequence(item, "a run", tuple, 5)
         events = _slots(refs, r)
         r.intervals(sequence(slots, "a run's intervals", tuple), "a run's intervals")
-        if fw.order is None:
+        if not fw.prefixes:
             fits = len(slots) == r.length and all(
                 (s is None) == (e is None) for s, e in zip(slots, events, strict=True)
             )
