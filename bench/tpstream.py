@@ -78,7 +78,7 @@ def fig_drivers(args: argparse.Namespace) -> list[dict[str, Any]]:
     for n_cars in args.cars:
         data = cars.generate(n_cars, duration=args.duration, seed=1, aggressive=0.2, episodes=20)
         for name, q in (("full (Listing 1)", full), ("simplified", simple)):
-            cpu, matches = timed(lambda q=q: q.run(data), args.repeat)
+            cpu, matches = timed(lambda q=q, data=data: q.run(data), args.repeat)
             rows.append(
                 {
                     "query": name,
@@ -100,7 +100,7 @@ def fig_window(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows = []
     for window in args.windows:
         q = kleene.compile(situation_query("ABC", ["A before B", "B overlaps C"], window))
-        cpu, matches = timed(lambda q=q: q.run(data), args.repeat)
+        cpu, matches = timed(lambda q=q, data=data: q.run(data), args.repeat)
         rows.append(
             {
                 "window": window,
@@ -144,7 +144,7 @@ def fig_patterns(args: argparse.Namespace) -> list[dict[str, Any]]:
         for kind in ("Equal", "Meets", "Chain", "Star", "Combined"):
             for instance in range(args.instances if kind not in ("Equal", "Meets") else 1):
                 q = kleene.compile(situation_query(names, shape(kind, names, rng), args.window))
-                cpu, matches = timed(lambda q=q: q.run(data), args.repeat)
+                cpu, matches = timed(lambda q=q, data=data: q.run(data), args.repeat)
                 rows.append(
                     {
                         "pattern": kind,
@@ -227,7 +227,7 @@ def fig_plans(args: argparse.Namespace) -> list[dict[str, Any]]:
         rates = {}
         for order in itertools.permutations("ABC"):
             q = kleene.compile(text, order=order)
-            cpu, matches = timed(lambda q=q: q.run(data), args.repeat)
+            cpu, matches = timed(lambda q=q, data=data: q.run(data), args.repeat)
             rates[order] = (data.num_rows / cpu, len(matches))
         if len({m for _, m in rates.values()}) != 1:
             raise SystemExit(f"the orders of {name} disagree on the matches")

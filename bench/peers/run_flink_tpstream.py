@@ -5,9 +5,10 @@ situation attributes (``kleene generate situations``).
 A overlaps B (A.ts < B.ts < A.te < B.te) over rows ordered by time is
 ``PATTERN (P X*? W Y+ Z)``: P is the row before A starts (not A), X*? and W rows of A
 with W the last one without B (so B starts after A), Y+ rows of both, Z the first row
-after A with B still holding. (With a greedy ``X*`` Flink 2.3 finds no match at all.) Rows are contiguous, so X*WY+ is A's whole run and the match is
-reported at Z, A's end: the earliest moment, as TPStream's low-latency matcher. The
-decomposition is unique, so one match per A situation. Reported per match:
+after A with B still holding (with a greedy ``X*`` Flink 2.3 finds no match at all).
+Rows are contiguous, so X*WY+ is A's whole run and the match is reported at Z, A's
+end: the earliest moment, as TPStream's low-latency matcher. The decomposition is
+unique, so one match per A situation. Reported per match:
 ``[A.ts, B.ts, detection time]``.
 
 Runs in bench/peers/.venv-flink (setup.sh; Java 11 or 17):
