@@ -336,15 +336,20 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=None, help="synthetic events per run")
     parser.add_argument("--cars", type=int, nargs="+", default=[50, 100, 200, 400])
     parser.add_argument("--duration", type=int, default=1800, help="car data: seconds")
-    parser.add_argument("--windows", type=int, nargs="+", default=[500, 2000, 10_000, 100_000])
+    parser.add_argument(
+        "--windows",
+        type=int,
+        nargs="+",
+        default=[500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000],
+    )
     parser.add_argument("--streams", type=int, nargs="+", default=[4, 6, 8, 10])
     parser.add_argument("--instances", type=int, default=5, help="random Chain/Star/Combined")
-    parser.add_argument("--window", type=int, default=None, help="patterns 2000, plans 5000")
+    parser.add_argument("--window", type=int, default=None, help="patterns and plans")
     parser.add_argument("--relations", nargs="+", default=GAINFUL)
     args = parser.parse_args()
-    defaults = {"window": 30_000, "patterns": 10_000, "latency": 50_000, "plans": 30_000}
+    defaults = {"window": 120_000, "patterns": 10_000, "latency": 50_000, "plans": 20_000}
     args.events = args.events or defaults.get(args.figure, 0)
-    args.window = args.window or (5000 if args.figure == "plans" else 2000)
+    args.window = args.window or 2000
     print(machine())
     rows = FIGURES[args.figure](args)
     print(table(rows, list(rows[0])))
