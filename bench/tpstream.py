@@ -139,7 +139,7 @@ def fig_patterns(args: argparse.Namespace) -> list[dict[str, Any]]:
     rng = random.Random(3)
     rows = []
     for n in args.streams:
-        names = tuple(chr(ord("A") + i) for i in range(n))
+        names = tuple(f"S{i + 1}" for i in range(n))
         data = situations.generate(args.events, names=names, seed=n)
         for kind in ("Equal", "Meets", "Chain", "Star", "Combined"):
             for instance in range(args.instances if kind not in ("Equal", "Meets") else 1):
