@@ -25,7 +25,8 @@ Engines:
 
 Matches are compared as sets of (situation starts) and must be equal. Throughput is
 events per CPU second (kleene: fastest of ``--repeat`` runs in this process; Flink: CPU
-of the JVM and Python over the measured job); latency is application time, mean detection time minus TPStream's.
+of the JVM and Python over the measured job); latency is application time, mean
+detection time minus TPStream's.
 Neither straw man can express duration constraints on a situation still running at the
 match (``AT LEAST`` on B in the one-query form), nor aggregates over a situation whose
 events the one-query form splits (A's events are x[] and part of y[]).
