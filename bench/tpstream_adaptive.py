@@ -27,7 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench._common import RESULTS, machine, table
+from bench._common import machine, table
 from kleene.tpstream.adaptive import AdaptivePlanner
 from kleene.tpstream.matcher import SituationMatcher
 from kleene.tpstream.model import Allen, Constraint, Situation, TemporalPattern
@@ -194,7 +194,7 @@ def main() -> None:
     print(f"Q3 = A before B AND A before C AND B before C, WITHIN {args.window}")
     columns = ["phase", "plan", "situations", "matches", "cpu_s", "per_s", "vs best fixed"]
     print(table(rows, [*columns, "switches", "final order"]))
-    _plot(rows, RESULTS / "tpstream_adaptive.png")
+    _plot(rows, Path(__file__).parent.parent / "docs" / "img" / "tpstream_adaptive.png")
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:
@@ -224,7 +224,7 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
         "Q3 under a shifting occurrence ratio: fixed orders vs adaptive (EDBT 2018, 6.4.2)"
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=80)
     print(f"plot: {path}")
 
 
