@@ -27,7 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench._common import RESULTS, machine, table
+from bench._common import machine, table
 from kleene.tpstream.adaptive import AdaptivePlanner
 from kleene.tpstream.matcher import SituationMatcher
 from kleene.tpstream.model import Allen, Constraint, Situation, TemporalPattern
@@ -60,7 +60,10 @@ def phase_situations(
     return out
 
 
-def updates(situations: list[Situation]) -> list[tuple[int, list[Situation], list[Situation]]]:
+Update = tuple[int, list[Situation], list[Situation]]
+
+
+def updates(situations: list[Situation]) -> list[Update]:
     """The matcher calls a deriver would make: each situation visible at its start and
     finished at its end."""
     started: dict[int, list[Situation]] = defaultdict(list)
@@ -74,39 +77,61 @@ def updates(situations: list[Situation]) -> list[tuple[int, list[Situation], lis
 Schedule = dict[tuple[int, int], tuple[str, ...]]
 
 
+def planner(pattern: TemporalPattern, args: argparse.Namespace) -> AdaptivePlanner:
+    return AdaptivePlanner(
+        pattern,
+        alpha=args.alpha,
+        threshold=args.threshold,
+        observe_every=args.observe_every,
+        model=CostModel(args.model),
+    )
+
+
+def record(
+    pattern: TemporalPattern, phases: list[list[Update]], args: argparse.Namespace
+) -> Schedule:
+    """The switches the adaptive run makes (untimed): (phase, update) -> new order."""
+    matcher = SituationMatcher(pattern)
+    matcher.attach(planner(pattern, args))
+    schedule: Schedule = {(-1, 0): matcher.order}
+    for number, calls in enumerate(phases):
+        for i, (t, started, finished) in enumerate(calls):
+            before = matcher.order
+            matcher.update(t, started, finished)
+            if matcher.order != before:
+                schedule[(number, i)] = matcher.order
+    return schedule
+
+
 def run(
     pattern: TemporalPattern,
-    phases: list[list[tuple[int, list[Situation], list[Situation]]]],
+    phases: list[list[Update]],
     plan: tuple[str, ...] | Schedule | None,
     args: argparse.Namespace,
 ) -> list[dict[str, Any]]:
-    """One configuration over all phases: a fixed order, adaptive (None: the switches
-    it makes are recorded in ``args.schedule``), or the recorded switches replayed
-    without the planner (its decisions without its cost)."""
-    planner = None
+    """One configuration over all phases: a fixed order, adaptive (None: the planner
+    attached to the matcher, consulted inside its update every ``--observe-every``
+    updates; ``--outside`` calls ``after_update`` after each update instead), or the
+    recorded switches replayed without the planner (its decisions without its cost)."""
     schedule: Schedule = plan if isinstance(plan, dict) else {}
     name = "adaptive, replayed" if isinstance(plan, dict) else "adaptive"
+    matcher = SituationMatcher(pattern, plan if isinstance(plan, tuple) else None)
+    outside = None
     if plan is None:
-        planner = AdaptivePlanner(
-            pattern,
-            alpha=args.alpha,
-            threshold=args.threshold,
-            observe_every=args.observe_every,
-            model=CostModel(args.model),
-        )
-        args.schedule = schedule = {}
-    order = plan if isinstance(plan, tuple) else planner.order if planner else schedule[(-1, 0)]
-    matcher = SituationMatcher(pattern, order)
-    schedule.setdefault((-1, 0), matcher.order)
+        outside = planner(pattern, args) if args.outside else None
+        matcher.attach(None if args.outside else planner(pattern, args))
+        if outside is not None:
+            matcher.set_order(outside.order)
+    elif isinstance(plan, dict):
+        matcher.set_order(schedule[(-1, 0)])
     rows = []
     for number, calls in enumerate(phases):
         began = time.process_time()
         matches = 0
         for i, (t, started, finished) in enumerate(calls):
             matches += len(matcher.update(t, started, finished))
-            if planner is not None:
-                if planner.after_update(matcher):
-                    schedule[(number, i)] = matcher.order
+            if outside is not None:
+                outside.after_update(matcher)
             elif (number, i) in schedule:
                 matcher.set_order(schedule[(number, i)])
         cpu = time.process_time() - began
@@ -114,12 +139,12 @@ def run(
         rows.append(
             {
                 "phase": ":".join(map(str, PHASES[number])),
-                "plan": " -> ".join(order) if isinstance(plan, tuple) else name,
+                "plan": " -> ".join(plan) if isinstance(plan, tuple) else name,
                 "situations": fed,
                 "matches": matches,
                 "cpu_s": cpu,
                 "per_s": fed / cpu if cpu else float("inf"),
-                "switches": sum(1 for k, _ in schedule if k == number),
+                "switches": sum(1 for k, _ in args.schedule if k == number),
                 "final order": " -> ".join(matcher.order),
             }
         )
@@ -137,6 +162,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="runs per plan; the fastest counts")
     parser.add_argument("--model", default="searches", choices=[m.value for m in CostModel])
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--outside", action="store_true", help="call after_update after each update"
+    )
     args = parser.parse_args()
     print(machine())
     rng = random.Random(args.seed)
@@ -145,6 +173,7 @@ def main() -> None:
         updates(phase_situations(ratio, args.per_phase, args.span, k * args.span, rng))
         for k, ratio in enumerate(PHASES)
     ]
+    args.schedule = record(pattern, phases, args)
     plans: list[tuple[str, ...] | None] = [*itertools.permutations(SYMBOLS), None]
     best: dict[tuple[str, str], dict[str, Any]] = {}
     for _ in range(args.repeat):  # interleaved; the fastest run of each counts
@@ -165,7 +194,7 @@ def main() -> None:
     print(f"Q3 = A before B AND A before C AND B before C, WITHIN {args.window}")
     columns = ["phase", "plan", "situations", "matches", "cpu_s", "per_s", "vs best fixed"]
     print(table(rows, [*columns, "switches", "final order"]))
-    _plot(rows, RESULTS / "tpstream_adaptive.png")
+    _plot(rows, Path(__file__).parent.parent / "docs" / "img" / "tpstream_adaptive.png")
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:
@@ -195,7 +224,7 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
         "Q3 under a shifting occurrence ratio: fixed orders vs adaptive (EDBT 2018, 6.4.2)"
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=80)
     print(f"plot: {path}")
 
 

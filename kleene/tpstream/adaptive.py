@@ -226,7 +226,10 @@ class AdaptivePlanner:
         """Recompute the ranking from the current averages and snapshot them; keep the
         active order when it is as cheap as the best (no switch on a tie). Returns
         whether the order changed."""
-        self.snapshot = self.statistics
+        # a buffer averaging below the floor ranks as the floor: near-empty buffers
+        # would otherwise scale every order's cost towards 0 and hide their differences
+        sizes = {x: max(v, self.size_floor) for x, v in self.sizes.items()}
+        self.snapshot = Statistics(sizes, self.selectivities)
         self._snapshot = list(self._avg)
         self._observed_at_plan = set(self.observed)
         # drifted past the threshold: outside [B (1 - t), B (1 + t)], B the snapshot

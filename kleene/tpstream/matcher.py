@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kleene.errors import KleeneError
 from kleene.tpstream.buffers import SituationBuffer
@@ -73,6 +73,18 @@ def default_order(pattern: TemporalPattern) -> tuple[str, ...]:
     return tuple(order)
 
 
+class Planner(Protocol):
+    """What the matcher consults between updates (an
+    :class:`~kleene.tpstream.adaptive.AdaptivePlanner`)."""
+
+    observe_every: int
+
+    @property
+    def order(self) -> tuple[str, ...]: ...
+
+    def observe(self, stats: MatcherStatistics) -> bool: ...
+
+
 class SituationMatcher:
     """Matches one partition's situation streams against a temporal pattern."""
 
@@ -101,6 +113,8 @@ class SituationMatcher:
         self._survivors = [0] * len(pattern.constraints)
         self.order: tuple[str, ...] = ()
         self.set_order(default_order(pattern) if order is None else order)
+        self._planner: Planner | None = None
+        self._due = 0
 
     # -- the interface -------------------------------------------------------------
 
@@ -125,8 +139,30 @@ class SituationMatcher:
         A situation with a minimum duration only is expected in ``started`` at the
         first update at least that long after its start, while it runs (section 5.3)."""
         if self.low_latency:
-            return self._update_low_latency(time, started, finished)
-        return self._update_on_end(time, started, finished)
+            found = self._update_low_latency(time, started, finished)
+        else:
+            found = self._update_on_end(time, started, finished)
+        if self._planner is not None:
+            self._due -= 1
+            if not self._due:
+                self._consult(self._planner)
+        return found
+
+    def attach(self, planner: Planner | None) -> None:
+        """Let ``planner`` choose the order from inside :meth:`update` (section 5.4.1):
+        every ``planner.observe_every``-th update it observes the statistics and, on a
+        switch, the matcher takes its order for the next update. The same schedule as
+        calling ``planner.after_update(matcher)`` after each update, without that call's
+        cost per update; None detaches."""
+        self._planner = planner
+        if planner is not None:
+            self._due = planner.observe_every
+            self.set_order(planner.order)
+
+    def _consult(self, planner: Planner) -> None:
+        self._due = planner.observe_every
+        if planner.observe(self.statistics()):
+            self.set_order(planner.order)
 
     def flush(self, time: Time) -> list[TemporalMatch]:
         """End of stream: a situation still running never ends (Definition 7), so no

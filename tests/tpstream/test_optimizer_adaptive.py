@@ -251,3 +251,17 @@ def test_sparse_observations_keep_alpha_per_update() -> None:
         p.after_update(m)
     # one observation standing for 4 updates of weight 0.1: 0.9^4 of the prior is left
     assert math.isclose(p.sizes["A"], 0.9**4 * 50 + (1 - 0.9**4) * 10)
+
+
+def test_a_vanishing_buffer_ranks_at_the_floor() -> None:
+    # 50:1:50 of section 6.4.2: B's buffer is empty nearly always. Ranked by its raw
+    # average (towards 0) every order's cost shrinks towards 0 with it, and in the
+    # bench the planner left B -> A -> C again; the ranking takes it at the floor.
+    p = AdaptivePlanner(Q3, alpha=0.05, threshold=0.2, initial_buffer_size=8)
+    feed = Feed(p)
+    for _ in range(3000):
+        feed(8, 0, 8, {0: (1, 10), 1: (10, 10), 2: (0, 0)})
+    assert p.sizes["B"] < 1e-30
+    assert p.snapshot.buffer_sizes == {"A": p.sizes["A"], "B": 1.0, "C": p.sizes["C"]}
+    assert p.order[0] == "B"
+    assert p.plan[1] > 1  # not a cost scaled towards 0
