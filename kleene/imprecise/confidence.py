@@ -19,6 +19,7 @@ of :mod:`kleene.imprecise.collapse`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -44,12 +45,12 @@ def any_confidence(
     rows = slice(low - first.lower, bounds[0][1] - first.lower + 1)
     if len(events) == 1:
         table = np.diag(_pmf(first, memo))[rows]
+    elif window is None or last.upper - low <= window:
+        return _unwindowed(_cumulative(events[:-1], memo)[rows], events[-2], last, low, memo)
     else:
         table = _step(_cumulative(events[:-1], memo)[rows], events[-2], last, memo)
     if window is not None and last.upper - low > window:
-        t1 = np.arange(low, low + len(table))
-        tl = np.arange(last.lower, last.upper + 1)
-        table = np.where(tl[None, :] - t1[:, None] <= window, table, 0)
+        table = table * _within(len(table), table.shape[1], last.lower - low, window)
     by_first = table.sum(axis=1)
     starts = np.flatnonzero(by_first > 0)
     if not len(starts):
@@ -59,6 +60,54 @@ def any_confidence(
     if table.dtype != object:
         total = float(total)
     return total, low + int(starts[0]), last.lower + int(ends[-1])
+
+
+def _unwindowed(
+    before: np.ndarray, prev: IntervalEvent, last: IntervalEvent, low: int, memo: Memo
+) -> tuple[Probability, int, int] | None:
+    """The last step of :func:`any_confidence` when the window cannot break a path:
+    one product of the running sums with the last event's probabilities. The running
+    sums only grow along a row, so the last point of positive probability that follows
+    a point of ``prev`` ends a path whenever any path exists."""
+    columns, hidden = _columns(
+        last.lower - 1 - prev.lower, last.upper - last.lower + 1, prev.upper - prev.lower
+    )
+    weights = _pmf(last, memo)
+    if hidden:
+        weights = weights.copy()
+        weights[:hidden] = 0
+    by_first = before[:, columns] @ weights
+    positive = by_first > 0
+    first = int(positive.argmax())
+    if not positive[first]:
+        return None
+    end = len(weights) - 1 - int((weights[::-1] > 0).argmax())
+    total = by_first.sum()
+    if by_first.dtype != object:
+        total = float(total)
+    return total, low + first, last.lower + end
+
+
+@functools.lru_cache(maxsize=4096)
+def _within(rows: int, width: int, offset: int, window: float) -> np.ndarray:
+    """1 where the last event's point ``offset + k`` (from the first row's instant) lies
+    within ``window`` of the first event's point ``i``, else 0."""
+    gap = np.arange(offset, offset + width)[None, :] - np.arange(rows)[:, None]
+    mask = (gap <= window).astype(np.int8)
+    mask.setflags(write=False)
+    return mask
+
+
+@functools.lru_cache(maxsize=4096)
+def _columns(shift: int, width: int, last: int) -> tuple[np.ndarray, int]:
+    """For an event of ``width`` points whose lower bound is at index ``shift + 1`` of
+    the previous event (of ``last + 1`` points): per point, the index in the previous
+    event of the latest instant before it (clamped to the previous event's points), and
+    how many leading points have no earlier point of the previous event."""
+    idx = np.minimum(np.arange(shift, shift + width), last)
+    idx = np.maximum(idx, 0)
+    idx.setflags(write=False)
+    return idx, min(max(-shift, 0), width)
 
 
 def _cumulative(events: Sequence[IntervalEvent], memo: Memo) -> np.ndarray:
@@ -81,10 +130,10 @@ def _step(before: np.ndarray, prev: IntervalEvent, e: IntervalEvent, memo: Memo)
     the paths ending at a point of ``prev`` before t, times P[e at t], per point t."""
     width = e.upper - e.lower + 1
     shift = e.lower - 1 - prev.lower  # the index in ``prev`` of the instant before e.lower
-    idx = np.minimum(np.arange(shift, shift + width), prev.upper - prev.lower)
-    out = before[:, np.maximum(idx, 0)] * _pmf(e, memo)
-    if shift < 0:  # e's points no point of ``prev`` precedes
-        out[:, : min(-shift, width)] = 0
+    columns, hidden = _columns(shift, width, prev.upper - prev.lower)
+    out = before[:, columns] * _pmf(e, memo)
+    if hidden:  # e's points no point of ``prev`` precedes
+        out[:, :hidden] = 0
     return out
 
 
