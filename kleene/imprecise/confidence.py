@@ -20,6 +20,7 @@ of :mod:`kleene.imprecise.collapse`).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -43,49 +44,56 @@ def any_confidence(
     first, last = events[0], events[-1]
     low = max(bounds[0][0], first.lower)
     rows = slice(low - first.lower, bounds[0][1] - first.lower + 1)
-    if len(events) == 1:
-        table = np.diag(_pmf(first, memo))[rows]
-    elif window is None or last.upper - low <= window:
-        return _unwindowed(_cumulative(events[:-1], memo)[rows], events[-2], last, low, memo)
-    else:
-        table = _step(_cumulative(events[:-1], memo)[rows], events[-2], last, memo)
-    if window is not None and last.upper - low > window:
-        table = table * _within(len(table), table.shape[1], last.lower - low, window)
-    by_first = table.sum(axis=1)
-    starts = np.flatnonzero(by_first > 0)
-    if not len(starts):
+    if len(events) > 1:
+        return _last_step(_cumulative(events[:-1], memo)[rows], events[-2], last, low, window, memo)
+    by_first = _pmf(first, memo)[rows]
+    positive = np.flatnonzero(by_first > 0)
+    if not len(positive):
         return None
-    ends = np.flatnonzero(table[starts[0] :].sum(axis=0) > 0)
-    total = by_first.sum()
-    if table.dtype != object:
-        total = float(total)
-    return total, low + int(starts[0]), last.lower + int(ends[-1])
+    return _total(by_first), low + int(positive[0]), low + int(positive[-1])
 
 
-def _unwindowed(
-    before: np.ndarray, prev: IntervalEvent, last: IntervalEvent, low: int, memo: Memo
+def _last_step(
+    before: np.ndarray,
+    prev: IntervalEvent,
+    last: IntervalEvent,
+    low: int,
+    window: float | None,
+    memo: Memo,
 ) -> tuple[Probability, int, int] | None:
-    """The last step of :func:`any_confidence` when the window cannot break a path:
-    one product of the running sums with the last event's probabilities. The running
-    sums only grow along a row, so the last point of positive probability that follows
-    a point of ``prev`` ends a path whenever any path exists."""
-    columns, hidden = _columns(
-        last.lower - 1 - prev.lower, last.upper - last.lower + 1, prev.upper - prev.lower
-    )
+    """The last step of :func:`any_confidence`: the running sums ``before`` (one row per
+    first point from ``low``) times the last event's probabilities, masked by the window
+    (t_l - t_1 <= W), one product per row. A row's running sums only grow along it and
+    its window cut-off grows with the row, so the last point a path can end at is the
+    last point of positive probability after a point of ``prev`` and within the window
+    of the last row that has a path."""
+    width = last.upper - last.lower + 1
+    columns, hidden = _columns(last.lower - 1 - prev.lower, width, prev.upper - prev.lower)
     weights = _pmf(last, memo)
     if hidden:
         weights = weights.copy()
         weights[:hidden] = 0
-    by_first = before[:, columns] @ weights
+    table = before[:, columns]
+    windowed = window is not None and last.upper - low > window
+    if windowed:
+        table = table * _within(len(table), width, last.lower - low, window)
+    by_first = table @ weights
     positive = by_first > 0
-    first = int(positive.argmax())
-    if not positive[first]:
+    start = int(positive.argmax())
+    if not positive[start]:
         return None
-    end = len(weights) - 1 - int((weights[::-1] > 0).argmax())
-    total = by_first.sum()
-    if by_first.dtype != object:
-        total = float(total)
-    return total, low + first, last.lower + end
+    cut = width
+    if windowed:
+        final = len(positive) - 1 - int(positive[::-1].argmax())
+        cut = min(width, math.floor(low + final + window - last.lower) + 1)  # type: ignore[operator]
+    end = cut - 1 - int((weights[:cut][::-1] > 0).argmax())
+    return _total(by_first), low + start, last.lower + end
+
+
+def _total(values: np.ndarray) -> Probability:
+    """The sum of ``values``: a float, or a Python number when they are exact."""
+    total = values.sum()
+    return total if values.dtype == object else float(total)
 
 
 @functools.lru_cache(maxsize=4096)
