@@ -198,10 +198,14 @@ def make_result(
     returned: dict[str, Any] = {}
     if plan.returns is not None:
         returned = dict(zip(plan.return_names, plan.returns(vector), strict=True))
-    names = plan.positive_vars
+    variables: dict[str, tuple[Any, ...]] = {}
+    positions: dict[str, tuple[int, ...]] = {}
+    for v, e in zip(plan.positive_vars, events, strict=True):
+        variables[v] = (e.values[2],)
+        positions[v] = (e.position,)
     return ImpreciseMatch(
-        variables={v: (e.id,) for v, e in zip(names, events, strict=True)},
-        positions={v: (e.position,) for v, e in zip(names, events, strict=True)},
+        variables=variables,
+        positions=positions,
         start=start,
         end=end,
         confidence=confidence,

@@ -19,6 +19,8 @@ of :mod:`kleene.imprecise.collapse`).
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -42,23 +44,78 @@ def any_confidence(
     first, last = events[0], events[-1]
     low = max(bounds[0][0], first.lower)
     rows = slice(low - first.lower, bounds[0][1] - first.lower + 1)
-    if len(events) == 1:
-        table = np.diag(_pmf(first, memo))[rows]
-    else:
-        table = _step(_cumulative(events[:-1], memo)[rows], events[-2], last, memo)
-    if window is not None and last.upper - low > window:
-        t1 = np.arange(low, low + len(table))
-        tl = np.arange(last.lower, last.upper + 1)
-        table = np.where(tl[None, :] - t1[:, None] <= window, table, 0)
-    by_first = table.sum(axis=1)
-    starts = np.flatnonzero(by_first > 0)
-    if not len(starts):
+    if len(events) > 1:
+        return _last_step(_cumulative(events[:-1], memo)[rows], events[-2], last, low, window, memo)
+    by_first = _pmf(first, memo)[rows]
+    positive = np.flatnonzero(by_first > 0)
+    if not len(positive):
         return None
-    ends = np.flatnonzero(table[starts[0] :].sum(axis=0) > 0)
-    total = by_first.sum()
-    if table.dtype != object:
-        total = float(total)
-    return total, low + int(starts[0]), last.lower + int(ends[-1])
+    return _total(by_first), low + int(positive[0]), low + int(positive[-1])
+
+
+def _last_step(
+    before: np.ndarray,
+    prev: IntervalEvent,
+    last: IntervalEvent,
+    low: int,
+    window: float | None,
+    memo: Memo,
+) -> tuple[Probability, int, int] | None:
+    """The last step of :func:`any_confidence`: the running sums ``before`` (one row per
+    first point from ``low``) times the last event's probabilities, masked by the window
+    (t_l - t_1 <= W), one product per row. A row's running sums only grow along it and
+    its window cut-off grows with the row, so the last point a path can end at is the
+    last point of positive probability after a point of ``prev`` and within the window
+    of the last row that has a path."""
+    width = last.upper - last.lower + 1
+    columns, hidden = _columns(last.lower - 1 - prev.lower, width, prev.upper - prev.lower)
+    weights = _pmf(last, memo)
+    if hidden:
+        weights = weights.copy()
+        weights[:hidden] = 0
+    table = before[:, columns]
+    windowed = window is not None and last.upper - low > window
+    if windowed:
+        table = table * _within(len(table), width, last.lower - low, window)
+    by_first = table @ weights
+    positive = by_first > 0
+    start = int(positive.argmax())
+    if not positive[start]:
+        return None
+    cut = width
+    if windowed:
+        final = len(positive) - 1 - int(positive[::-1].argmax())
+        cut = min(width, math.floor(low + final + window - last.lower) + 1)  # type: ignore[operator]
+    end = cut - 1 - int((weights[:cut][::-1] > 0).argmax())
+    return _total(by_first), low + start, last.lower + end
+
+
+def _total(values: np.ndarray) -> Probability:
+    """The sum of ``values``: a float, or a Python number when they are exact."""
+    total = values.sum()
+    return total if values.dtype == object else float(total)
+
+
+@functools.lru_cache(maxsize=4096)
+def _within(rows: int, width: int, offset: int, window: float) -> np.ndarray:
+    """1 where the last event's point ``offset + k`` (from the first row's instant) lies
+    within ``window`` of the first event's point ``i``, else 0."""
+    gap = np.arange(offset, offset + width)[None, :] - np.arange(rows)[:, None]
+    mask = (gap <= window).astype(np.int8)
+    mask.setflags(write=False)
+    return mask
+
+
+@functools.lru_cache(maxsize=4096)
+def _columns(shift: int, width: int, last: int) -> tuple[np.ndarray, int]:
+    """For an event of ``width`` points whose lower bound is at index ``shift + 1`` of
+    the previous event (of ``last + 1`` points): per point, the index in the previous
+    event of the latest instant before it (clamped to the previous event's points), and
+    how many leading points have no earlier point of the previous event."""
+    idx = np.minimum(np.arange(shift, shift + width), last)
+    idx = np.maximum(idx, 0)
+    idx.setflags(write=False)
+    return idx, min(max(-shift, 0), width)
 
 
 def _cumulative(events: Sequence[IntervalEvent], memo: Memo) -> np.ndarray:
@@ -81,10 +138,10 @@ def _step(before: np.ndarray, prev: IntervalEvent, e: IntervalEvent, memo: Memo)
     the paths ending at a point of ``prev`` before t, times P[e at t], per point t."""
     width = e.upper - e.lower + 1
     shift = e.lower - 1 - prev.lower  # the index in ``prev`` of the instant before e.lower
-    idx = np.minimum(np.arange(shift, shift + width), prev.upper - prev.lower)
-    out = before[:, np.maximum(idx, 0)] * _pmf(e, memo)
-    if shift < 0:  # e's points no point of ``prev`` precedes
-        out[:, : min(-shift, width)] = 0
+    columns, hidden = _columns(shift, width, prev.upper - prev.lower)
+    out = before[:, columns] * _pmf(e, memo)
+    if hidden:  # e's points no point of ``prev`` precedes
+        out[:, :hidden] = 0
     return out
 
 

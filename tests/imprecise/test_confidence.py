@@ -1,0 +1,63 @@
+"""Algorithm 2 (VLDB 2010, Appendix C.4) against the sum it stands for: the confidence,
+first instant and last instant of a chain of events are those of its point matches
+t_1 < ... < t_l with t_l - t_1 <= W and t_1 in the first event's range, listed one by
+one. The last step reads the time range's end off the running sums (they grow along a
+row, and the window's cut-off grows with t_1), so events with zero-probability points,
+points no earlier event precedes and windows that cut some rows are drawn."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kleene.imprecise.confidence import any_confidence, point_matches
+from kleene.imprecise.model import IntervalEvent, uniform
+
+
+@st.composite
+def chains(draw: Any) -> tuple[list[IntervalEvent], list[tuple[int, int]], int | None]:
+    exact = draw(st.booleans())
+    events = []
+    lower = 0
+    for i in range(draw(st.integers(1, 4))):
+        lower += draw(st.integers(0, 3))
+        upper = lower + draw(st.integers(0, 4))
+        n = upper - lower + 1
+        pmf: tuple[Any, ...] = uniform(n, exact=False)
+        if exact:
+            weights = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+            if not sum(weights):
+                weights[-1] = 1
+            pmf = tuple(Fraction(w, sum(weights)) for w in weights)
+        events.append(IntervalEvent(("E", None, i), lower, upper, pmf, i))
+    first = events[0]
+    low = draw(st.integers(first.lower, first.upper))
+    ranges = [(low, draw(st.integers(low, first.upper)))]
+    ranges += [(e.lower, e.upper) for e in events[1:]]
+    window = draw(st.none() | st.integers(0, 8))
+    return events, ranges, window
+
+
+@settings(max_examples=300, deadline=None)
+@given(chains())
+def test_algorithm_2_equals_the_listed_point_matches(chain: Any) -> None:
+    events, ranges, window = chain
+    matches = list(point_matches(events, ranges, window))
+    weights = []
+    for times in matches:
+        p: Any = 1
+        for e, t in zip(events, times, strict=True):
+            p *= e.prob(t)
+        weights.append(p)
+    found = any_confidence(events, ranges, window, {})
+    if not matches:
+        assert found is None
+        return
+    assert found is not None
+    confidence, start, end = found
+    assert abs(confidence - sum(weights)) <= 1e-12
+    assert start == min(t[0] for t in matches)
+    assert end == max(t[-1] for t in matches)
