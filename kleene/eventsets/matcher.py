@@ -54,11 +54,16 @@ class SesMatcher:
     # --- public API -------------------------------------------------------------------
 
     def push(self, events: Any) -> list[Match]:
-        """Feed events in time order; return the matches whose windows completed."""
+        """Feed events in time order; return the matches whose windows completed (in
+        every partition: the pipeline advances to the batch's last time)."""
         batch = read_batch(events, self.fields, self.st.arrived)
         found: list[Found] = []
+        last = None
         for position, row in self.admission.admit(batch):
             found += self._pipe().push(position, row)
+            last = row[TIME]
+        if last is not None:  # the windows of other partitions this batch completes
+            found += self._pipe().advance(last)
         return self._output(found)
 
     def advance_to(self, time: Any) -> list[Match]:
