@@ -12,6 +12,7 @@ each optional) in front of a matching algorithm A, the automaton
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -26,7 +27,7 @@ from kleene.eventsets.jointree import JoinTreeMatcher
 from kleene.eventsets.matcher import SesMatcher
 from kleene.eventsets.model import Constraint, ConstraintForm, SesPattern
 from kleene.eventsets.selection import OUTPUTS, check_output
-from kleene.eventsets.stream import Pipeline, PlainWindows
+from kleene.eventsets.stream import Algorithm, Pipeline, PlainWindows
 from kleene.eventsets.twophase import Flags, TwoPhase
 from kleene.lang import parse_ses
 from kleene.match import Match, RejectedEvent
@@ -42,7 +43,10 @@ AUTO_REASON = (
     "pre-processing (docs/benchmarks.md, match windows)"
 )
 
-_ALGORITHMS = {"automaton": AutomatonMatcher, "jointree": JoinTreeMatcher}
+_ALGORITHMS: dict[str, Callable[..., Algorithm]] = {
+    "automaton": AutomatonMatcher,
+    "jointree": JoinTreeMatcher,
+}
 _ALGORITHM_TEXT = {
     "automaton": "the automaton-based SES matcher, match-window paper section 5",
     "jointree": "the join-tree matcher: hash joins on equalities in a cost-based order",
