@@ -12,8 +12,8 @@ each optional) in front of a matching algorithm A, the automaton
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
