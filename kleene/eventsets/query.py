@@ -135,6 +135,12 @@ class SesQuery:
     def kleene_variables(self) -> frozenset[str]:
         return frozenset(v.name for v in self.pattern.variables if v.plus)
 
+    @property
+    def partition_attributes(self) -> tuple[str, ...]:
+        """The partition output of matches: none (a match's ``partition`` is ``()``);
+        the partitioning attributes of the two-phase strategy are in :meth:`explain`."""
+        return ()
+
     def pattern_for(self, datetimes: bool) -> SesPattern:
         """The pattern with τ in the units of a datetime or numeric time column
         (EventError for a WITHIN with a unit over numeric times without time_unit)."""
@@ -149,9 +155,15 @@ class SesQuery:
 
     # --- evaluation -----------------------------------------------------------------
 
-    def matcher(self, state: bytes | None = None) -> SesMatcher:
+    def matcher(
+        self,
+        state: bytes | None = None,
+        on_matches: Callable[[list[Match]], object] | None = None,
+    ) -> SesMatcher:
         """A push-based matcher (``push``, ``advance_to``, ``flush``, ``snapshot``);
-        ``state`` resumes from :meth:`SesMatcher.snapshot`."""
+        ``state`` resumes from :meth:`SesMatcher.snapshot`. ``on_matches``, when given,
+        receives the matches in chunks as they are found (the methods then return
+        none), as for :meth:`kleene.Query.matcher`."""
         return SesMatcher(
             self.pattern_for,
             self.needs,
@@ -160,6 +172,7 @@ class SesQuery:
             self.fingerprint,
             self.max_matches,
             state,
+            on_matches,
         )
 
     def pipeline(self, pattern: SesPattern) -> Pipeline:
