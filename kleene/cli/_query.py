@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kleene.cli import _ses  # noqa: F401  (registers event-set patterns, kleene.cli._kinds)
 from kleene.cli._common import EXIT_USAGE, CliError, shown
 from kleene.cli._interval import check_point_options, interval_options
-from kleene.cli._kinds import kind_of_text
+from kleene.cli._kinds import kind_of_text, register
+from kleene.cli._ses import SES_KIND
 from kleene.errors import QueryError
 from kleene.io import is_stdio
 
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from kleene.query import Query
 
 T = TypeVar("T")
+
+register(SES_KIND)  # the kinds of query beside point and interval queries
 
 
 def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Any:

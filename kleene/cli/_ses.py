@@ -8,7 +8,7 @@ import argparse
 from typing import Any, cast
 
 from kleene.cli._common import EXIT_USAGE, CliError
-from kleene.cli._kinds import QueryKind, register
+from kleene.cli._kinds import QueryKind
 from kleene.eventsets.query import SesQuery
 from kleene.lang import is_ses
 from kleene.runtime.limits import DEFAULT_MAX_RUNS
@@ -57,13 +57,6 @@ def run_spark_ses(
     run_spark(args, cast(Any, query), fmt, matches, rejected, stats, check=query.check_columns)
 
 
-register(
-    QueryKind(
-        "event-set pattern",
-        SesQuery,
-        is_ses,
-        compile_ses,
-        engine_text,
-        spark=run_spark_ses,
-    )
+SES_KIND = QueryKind(
+    "event-set pattern", SesQuery, is_ses, compile_ses, engine_text, spark=run_spark_ses
 )
