@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from kleene.io.schema import MATCH_KEYS
@@ -54,6 +55,8 @@ class QueryKind:
     engine_text: Callable[[Any], str]
     output_keys: Sequence[str] = MATCH_KEYS
     spark: SparkRunner | None = None
+    #: ``kleene explain --png``: draws the compiled query to a path with a title
+    draw: Callable[[Any, Path, str], Path] | None = None
 
 
 KINDS: list[QueryKind] = []

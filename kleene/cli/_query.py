@@ -12,6 +12,7 @@ from kleene.cli._common import EXIT_USAGE, CliError, shown
 from kleene.cli._interval import check_point_options, interval_options
 from kleene.cli._kinds import kind_of_text, register
 from kleene.cli._ses import SES_KIND
+from kleene.cli._tpstream import TPSTREAM_KIND
 from kleene.errors import QueryError
 from kleene.io import is_stdio
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 register(SES_KIND)  # the kinds of query beside point and interval queries
+register(TPSTREAM_KIND)
 
 
 def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Any:
