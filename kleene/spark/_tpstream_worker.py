@@ -69,7 +69,7 @@ def run_group(query: TemporalQuery, table: pa.Table, drop: Sequence[str] = ()) -
         if j not in refused:
             arrival.setdefault(t, positions[j])
     rows = [
-        _match_row(_placed(m, positions), arrival.get(m.detected, positions[-1]), k)
+        match_row(_placed(m, positions), arrival.get(m.detected, positions[-1]), k)
         for k, m in enumerate(found)
     ]
     rows += [_rejected_row(r, positions, raw_ids) for r in rejected]
@@ -92,7 +92,7 @@ def _column(table: pa.Table, name: str) -> list[Any]:
     return table.column(name).to_pylist()
 
 
-def _match_row(m: TemporalMatch, order: int, seq: int) -> dict[str, Any]:
+def match_row(m: TemporalMatch, order: int, seq: int) -> dict[str, Any]:
     record = match_record(m)
     tree = [
         list(m.key),
@@ -118,14 +118,18 @@ def _rejected_row(r: RejectedEvent, positions: list[int], raw_ids: list[Any]) ->
     position = positions[r.position]
     raw = raw_ids[r.position]
     rid = r.id if raw is not None and r.id == raw else position
-    event = RejectedEvent(rid, position, r.reason, r.record)
+    return rejected_row(RejectedEvent(rid, position, r.reason, r.record))
+
+
+def rejected_row(event: RejectedEvent) -> dict[str, Any]:
+    """The output row of one rejected event."""
     return {
         "kind": REJECTED,
-        "order": position,
+        "order": event.position if event.position is not None else 0,
         "seq": 0,
         "partition": None,
         "record": json_line(rejected_record(event)),
-        "data": snapshot.dumps([rid, position, r.reason, dict(r.record)]),
+        "data": snapshot.dumps([event.id, event.position, event.reason, dict(event.record)]),
     }
 
 

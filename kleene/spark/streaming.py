@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -44,6 +44,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 import kleene
 from kleene.errors import EventError
+from kleene.query import is_tpstream
 from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._prepare import INTERNAL_PREFIX, key_columns, with_key
 from kleene.spark._processor import MICROS_COLUMN, MatchProcessor
@@ -61,6 +62,8 @@ from kleene.spark._rows import (
 from kleene.spark._schema import build_match_schema
 from kleene.spark._session import ROCKSDB_PROVIDER, active_session
 from kleene.spark.sources import read_event_stream
+from kleene.spark.tpstream import TemporalStreamResult, match_temporal_stream
+from kleene.tpstream.query import TemporalQuery
 from kleene.vocabulary import OutputFormat
 
 WATERMARK_COLUMN = "kleene__wts"
@@ -109,9 +112,19 @@ class StreamMatchResult:
         return _trigger(stream, available_now, processing_time).start()
 
 
+@overload
+def match_stream(
+    events: DataFrame, query: TemporalQuery, *, checkpoint: str, **options: Any
+) -> TemporalStreamResult: ...
+@overload
+def match_stream(
+    events: DataFrame, query: str | kleene.Query, *, checkpoint: str, **options: Any
+) -> StreamMatchResult: ...
+
+
 def match_stream(
     events: DataFrame,
-    query: str | kleene.Query,
+    query: str | kleene.Query | TemporalQuery,
     *,
     checkpoint: str,
     watermark: str = "0 seconds",
@@ -120,18 +133,25 @@ def match_stream(
     id_field: str | None = None,
     partition_by: Sequence[str] | str | None = None,
     **compile_options: Any,
-) -> StreamMatchResult:
+) -> StreamMatchResult | TemporalStreamResult:
     """Match ``query`` over a streaming DataFrame of events.
 
     ``watermark`` is Spark's delay threshold (``"10 seconds"``): events may arrive that
     much out of time order and are still matched in order; events behind the watermark
     are rejected as ``late``. Matches appear once the watermark passes their last event
     (and their window, for a trailing negation). ``checkpoint`` is where the started
-    query keeps its progress and state.
+    query keeps its progress and state. A TPStream query goes to
+    :func:`kleene.spark.tpstream.match_temporal_stream` (no watermark: its matches
+    leave at their detection time).
     """
     spark = active_session(events.sparkSession)
     if spark.conf.get("spark.sql.streaming.stateStore.providerClass", None) != ROCKSDB_PROVIDER:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+    if isinstance(query, TemporalQuery) or (isinstance(query, str) and is_tpstream(query)):
+        fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
+        return match_temporal_stream(
+            events, query, checkpoint=checkpoint, **fields, **compile_options
+        )
     spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
     columns = spec.columns
     if columns.id_field not in events.columns:

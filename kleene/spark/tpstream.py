@@ -22,7 +22,9 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.streaming import StreamingQuery
 
+from kleene.errors import EventError
 from kleene.match import RejectedEvent
 from kleene.spark._prepare import with_positions
 from kleene.spark._schema import EventColumns
@@ -85,10 +87,7 @@ def match_temporal(
 ) -> TemporalMatchResult:
     """Match a TPStream query over the events of ``df``; see the module docstring.
     ``options`` go to :class:`TemporalQuery` when ``query`` is text."""
-    if isinstance(query, str):
-        fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
-        given: dict[str, Any] = {k: v for k, v in fields.items() if v is not None}
-        query = TemporalQuery(query, **given, **options)
+    query = _compiled(query, time_field, type_field, id_field, options)
     use_this_python(df.sparkSession)
     f = query.fields
     columns = EventColumns(f.time_field, f.type_field, f.id_field)
@@ -106,23 +105,91 @@ def match_temporal(
     return TemporalMatchResult(rows)
 
 
-def _group_function(query: TemporalQuery) -> Callable[[Any], Any]:
-    """The group function; it carries the query's text and options (compiled once per
-    worker), not the compiled query."""
+def _compiled(
+    query: str | TemporalQuery,
+    time_field: str | None,
+    type_field: str | None,
+    id_field: str | None,
+    options: dict[str, Any],
+) -> TemporalQuery:
+    if not isinstance(query, str):
+        return query
+    fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
+    given: dict[str, Any] = {k: v for k, v in fields.items() if v is not None}
+    return TemporalQuery(query, **given, **options)
+
+
+def _spec(query: TemporalQuery) -> tuple[str, dict[str, Any]]:
+    """The query's text and options: what workers compile (once each), rather than
+    shipping the compiled query."""
     f = query.fields
-    spec = (
-        query.text,
-        {
-            "time_field": f.time_field,
-            "type_field": f.type_field,
-            "id_field": f.id_field,
-            "time_unit": query.time_unit,
-            "low_latency": query.low_latency,
-            "order": query.order,
-        },
-    )
+    return query.text, {
+        "time_field": f.time_field,
+        "type_field": f.type_field,
+        "id_field": f.id_field,
+        "time_unit": query.time_unit,
+        "low_latency": query.low_latency,
+        "order": query.order,
+    }
+
+
+def _group_function(query: TemporalQuery) -> Callable[[Any], Any]:
+    """The group function; it carries the query's text and options."""
+    spec = _spec(query)
 
     def apply(table):  # no annotations: Spark infers the UDF kind from them
         return run_group(compiled(*spec), table, drop=(_ALL,))
 
     return apply
+
+
+@dataclass
+class TemporalStreamResult:
+    """The streaming output of :func:`match_temporal_stream`: ``rows`` (the columns of
+    :class:`TemporalMatchResult`) and the checkpoint location its run keeps state in."""
+
+    rows: DataFrame
+    checkpoint: str
+
+    def to_parquet(self, path: str, *, available_now: bool = True) -> StreamingQuery:
+        """Start the query appending its rows to Parquet files under ``path``."""
+        stream = self.rows.writeStream.format("parquet").option("path", path)
+        stream = stream.option("checkpointLocation", self.checkpoint).outputMode("append")
+        return (stream.trigger(availableNow=True) if available_now else stream).start()
+
+
+def match_temporal_stream(
+    events: DataFrame,
+    query: str | TemporalQuery,
+    *,
+    checkpoint: str,
+    time_field: str | None = None,
+    type_field: str | None = None,
+    id_field: str | None = None,
+    **options: Any,
+) -> TemporalStreamResult:
+    """Match a TPStream query over a streaming DataFrame: output rows (the columns of
+    :class:`TemporalMatchResult`), each match in the micro-batch of the event that
+    reports it (:mod:`kleene.spark._tpstream_stream`); the matchers' state is carried
+    across micro-batches in the state store as versioned snapshots."""
+    from kleene.spark._tpstream_stream import MICROS, TemporalProcessor
+
+    query = _compiled(query, time_field, type_field, id_field, options)
+    f = query.fields
+    if f.time_field not in events.columns:
+        raise EventError(f"the stream has no time column {f.time_field!r}")
+    dtype = events.schema[f.time_field].dataType
+    datetime_time = isinstance(dtype, T.TimestampType | T.TimestampNTZType)
+    if datetime_time:
+        events = events.withColumn(MICROS, F.unix_micros(F.col(f.time_field).cast("timestamp")))
+    keys = list(query.partition_attributes)
+    if not keys or not set(keys) <= set(events.columns):
+        events, keys = events.withColumn(_ALL, F.lit(0)), [_ALL]
+    text, spec = _spec(query)
+    rows = events.groupBy(*keys).transformWithStateInPandas(
+        statefulProcessor=TemporalProcessor(text, spec, datetime_time),
+        outputStructType=_SPARK_OUTPUT,
+        outputMode="Append",
+        timeMode="None",
+    )
+    return TemporalStreamResult(rows, checkpoint)

@@ -15,6 +15,9 @@ from pyspark.sql import SparkSession
 
 import kleene.spark as ks
 from kleene.cli import EXIT_OK, main
+from kleene.match import RejectedEvent
+from kleene.spark._tpstream_worker import decode
+from kleene.tpstream.model import TemporalMatch
 from kleene.tpstream.query import TemporalQuery
 from tests.tpstream.test_runtime import DRIVERS, cars
 
@@ -71,3 +74,45 @@ def test_match_gives_the_local_engines_objects(spark: SparkSession) -> None:
     assert [(r.position, r.reason) for r in rejected] == [
         (r.position, r.reason) for r in local.rejected
     ]
+
+
+def test_match_stream_carries_the_matchers_across_micro_batches(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Car 1's situations start in the first file and its match is detected (at 8) in
+    the second: the matcher's snapshot is carried from micro-batch to micro-batch, and
+    the rows of both batches are the local engine's matches and rejected events (each
+    micro-batch in time order, as the stream matches it)."""
+    rows = [dict(r, id=k) for k, r in enumerate(awkward()[:-1])]
+    first = [r for r in rows if r["timestamp"] <= 5]
+    second = [r for r in rows if r["timestamp"] > 5]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name, part in (("a", first), ("b", second)):
+        (folder / f"{name}.json").write_text("".join(json.dumps(r) + "\n" for r in part))
+    schema = spark.read.json(str(folder)).schema
+    events = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(str(folder))
+    result = ks.match_stream(events, DRIVERS, checkpoint=str(tmp_path / "checkpoint"))
+    result.to_parquet(str(tmp_path / "out")).awaitTermination()
+    out = spark.read.parquet(str(tmp_path / "out")).collect()
+    decoded = [decode(r["kind"], bytes(r["data"])) for r in out]
+    found = [m for m in decoded if isinstance(m, TemporalMatch)]
+    refused = [r for r in decoded if isinstance(r, RejectedEvent)]
+    q = TemporalQuery(DRIVERS)
+    local = q.run_detailed(first)
+    assert local.matches == []  # nothing is known after the first file
+    # a micro-batch is matched in time order (then id): the local engine fed so
+    local = q.run_detailed([r for part in (first, second) for r in sorted(part, key=by_time)])
+    assert sorted(returned(m) for m in found) == sorted(returned(m) for m in local.matches)
+    assert sorted((r.id, r.reason) for r in refused) == sorted(
+        (r.id, r.reason) for r in local.rejected
+    )
+
+
+def by_time(r: dict[str, Any]) -> tuple[Any, ...]:
+    return (r["timestamp"], r["id"])
+
+
+def returned(m: TemporalMatch) -> tuple[Any, ...]:
+    spans = tuple(sorted((k, s.start, s.end) for k, s in m.situations.items()))
+    return (m.key, spans, m.detected, tuple(sorted(m.returned.items())))
