@@ -63,9 +63,9 @@ def run_spark_tpstream(
     from kleene.cli._spark import spark_session_for
 
     session, frame = spark_session_for(args, fmt, stats)
-    from kleene.spark import match
+    from kleene.spark.tpstream import match_temporal
 
-    result = match(frame, query).persist()
+    result = match_temporal(frame, query).persist()
     try:
         stats.events = frame.count()
         found, dropped = result.collect()

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import Any, Literal
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -47,7 +47,6 @@ from pyspark.sql.types import StructType
 import kleene
 from kleene.collapsed import Result
 from kleene.match import RejectedEvent
-from kleene.query import is_tpstream
 from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._decode import (
     collapsed_from_rows,
@@ -77,8 +76,7 @@ from kleene.spark._schema import EventColumns, MatchSchema, build_match_schema
 from kleene.spark._session import use_this_python
 from kleene.spark._slicing import SLICE, boundaries, placed_slice_column, with_slices
 from kleene.spark._worker import GroupMatcher
-from kleene.spark.tpstream import TemporalMatchResult, match_temporal
-from kleene.tpstream.query import TemporalQuery
+from kleene.spark.tpstream import temporal_aware
 from kleene.vocabulary import OutputFormat
 
 Method = Literal["map", "group"]
@@ -156,15 +154,10 @@ class MatchResult:
         return self
 
 
-@overload
-def match(df: DataFrame, query: TemporalQuery, **options: Any) -> TemporalMatchResult: ...
-@overload
-def match(df: DataFrame, query: str | kleene.Query, **options: Any) -> MatchResult: ...
-
-
+@temporal_aware
 def match(
     df: DataFrame,
-    query: str | kleene.Query | TemporalQuery,
+    query: str | kleene.Query,
     *,
     time_field: str | None = None,
     type_field: str | None = None,
@@ -175,10 +168,8 @@ def match(
     method: Method = "map",
     pushdown: bool = True,
     **compile_options: Any,
-) -> MatchResult | TemporalMatchResult:
+) -> MatchResult:
     """Match ``query`` over the events of ``df`` with Spark; see the module docstring.
-    A TPStream query (text starting with FROM, or a compiled one) goes to
-    :func:`kleene.spark.tpstream.match_temporal` and gives a ``TemporalMatchResult``.
 
     ``query`` is query text or a compiled :class:`kleene.Query`; field names default to
     the compiled query's, else ``timestamp``, ``type`` and ``id``; ``compile_options``
@@ -203,9 +194,6 @@ def match(
     ``OUTPUT COLLAPSED`` the rows are collapsed results (see :meth:`MatchResult.expand`);
     their ``count`` column sums to the number of matches.
     """
-    if isinstance(query, TemporalQuery) or (isinstance(query, str) and is_tpstream(query)):
-        fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
-        return match_temporal(df, query, **fields, **compile_options)
     if method not in ("map", "group"):
         raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
     spark = spark if spark is not None else df.sparkSession

@@ -1,5 +1,6 @@
 """TPStream queries on Spark (EDBT 2018, Figure 2 per partition): situations are
-derived and matched per PARTITION BY key.
+derived and matched per PARTITION BY key. :func:`kleene.spark.match` and
+:func:`kleene.spark.match_stream` hand TPStream queries here.
 
 :func:`match_temporal` (also reached through :func:`kleene.spark.match` with a TPStream
 query) numbers the events in input order (:func:`kleene.spark._prepare.with_positions`),
@@ -15,9 +16,10 @@ their detection times and the same rejected events, positions and reasons.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -26,6 +28,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from kleene.errors import EventError
 from kleene.match import RejectedEvent
+from kleene.query import is_tpstream
 from kleene.spark._prepare import with_positions
 from kleene.spark._schema import EventColumns
 from kleene.spark._session import use_this_python
@@ -35,6 +38,8 @@ from kleene.tpstream.query import TemporalQuery
 
 _SPARK_TYPES = {"string": T.StringType(), "int64": T.LongType(), "binary": T.BinaryType()}
 _ALL = "kleene__all"
+# kleene.spark.match's options about SASE+ partitioning, slicing and scanning
+_SASE_ONLY = ("partition_by", "slice", "spark", "method", "pushdown")
 _ID = "kleene__id"
 _SPARK_OUTPUT = T.StructType([T.StructField(f.name, _SPARK_TYPES[str(f.type)]) for f in OUTPUT])
 
@@ -103,6 +108,28 @@ def match_temporal(
         prepared, keys = prepared.withColumn(_ALL, F.lit(0)), [_ALL]
     rows = prepared.groupBy(*keys).applyInArrow(_group_function(query), _SPARK_OUTPUT)
     return TemporalMatchResult(rows)
+
+
+F_ = TypeVar("F_", bound=Callable[..., Any])
+
+
+def is_temporal(query: object) -> bool:
+    """Whether ``query`` is a TPStream query (compiled, or text starting with FROM)."""
+    return isinstance(query, TemporalQuery) or (isinstance(query, str) and is_tpstream(query))
+
+
+def temporal_aware(match: F_) -> F_:
+    """``kleene.spark.match`` that hands TPStream queries to :func:`match_temporal`
+    (the field options go along, the SASE+ layout options do not apply)."""
+
+    @functools.wraps(match)
+    def dispatch(df: DataFrame, query: Any, **options: Any) -> Any:
+        if not is_temporal(query):
+            return match(df, query, **options)
+        given = {k: v for k, v in options.items() if k not in _SASE_ONLY}
+        return match_temporal(df, query, **given)
+
+    return cast(F_, dispatch)
 
 
 def _compiled(
