@@ -80,3 +80,16 @@ def test_explain_says_which_steps_apply_and_why() -> None:
     assert "filtering: no effect, b has no property" not in text  # b's type is one
     assert "conditions: off" in text
     assert "plain match windows" in kleene.compile(Q1, preprocessing="none").explain()
+
+
+def test_a_late_event_missing_an_attribute_is_rejected_for_the_attribute() -> None:
+    """Admission checks as for point queries: the attributes first, then lateness (so
+    Spark, which reads lateness from the events admitted before, agrees)."""
+    text = "PATTERN SEQ({A a}, {B b}) WHERE a.x = b.x WITHIN 5"
+    late = {"type": "B", "timestamp": 1, "id": 2, "x": None}
+    stream = [{"type": "A", "timestamp": 3, "id": 1, "x": 0}, late]
+    for q in (kleene.compile(text), kleene.compile("PATTERN SEQ(A a, B b) WHERE [x] WITHIN 5")):
+        rejected = q.run_detailed(stream).rejected
+        assert [(r.id, r.reason) for r in rejected] == [
+            (2, "missing attribute 'x' for event type 'B'")
+        ]
