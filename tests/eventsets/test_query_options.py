@@ -63,7 +63,10 @@ def test_the_pipeline_follows_the_options() -> None:
     for algorithm in ALGORITHMS:
         for pre in PREPROCESSING:
             q = SesQuery(Q1, algorithm=algorithm, preprocessing=pre, **CHEMO)
-            assert len(q.run(events())) == 11, (algorithm, pre)
+            found = q.run(events())
+            assert len(found) == 11, (algorithm, pre)
+            # the variables in pattern order, whichever order A bound them in
+            assert {tuple(m.ids()) for m in found} == {("c", "p", "b")}
 
 
 def test_explain_says_which_steps_apply_and_why() -> None:
