@@ -90,7 +90,11 @@ def test_a_late_event_missing_an_attribute_is_rejected_for_the_attribute() -> No
     Spark, which reads lateness from the events admitted before, agrees)."""
     text = "PATTERN SEQ({A a}, {B b}) WHERE a.x = b.x WITHIN 5"
     late = {"type": "B", "timestamp": 1, "id": 2, "x": None}
-    stream = [{"type": "A", "timestamp": 3, "id": 1, "x": 0}, late]
+    stream = [
+        {"type": "A", "timestamp": 3, "id": 1, "x": 0},
+        late,
+        {"type": "B", "timestamp": 4, "id": 3, "x": 0},
+    ]
     for q in (kleene.compile(text), kleene.compile("PATTERN SEQ(A a, B b) WHERE [x] WITHIN 5")):
         rejected = q.run_detailed(stream).rejected
         assert [(r.id, r.reason) for r in rejected] == [
