@@ -33,7 +33,7 @@ from pyspark.sql import types as T
 from kleene.eventsets.partitioning import partition_attributes
 from kleene.eventsets.query import SesQuery
 from kleene.spark._prepare import POS, with_positions, with_seen
-from kleene.spark._query import QuerySpec
+from kleene.spark._query import QuerySpec, merged_options
 from kleene.spark._rows import combined_schema, split_output
 from kleene.spark._schema import MatchSchema
 from kleene.spark._session import use_this_python
@@ -51,25 +51,26 @@ def ses_spec(
     options: dict[str, Any],
 ) -> QuerySpec:
     """The picklable form of the query: its text and every option."""
+    base = {"time_field": "timestamp", "type_field": "type", "id_field": "id"}
     if isinstance(query, SesQuery):
-        f = query.fields
-        base: dict[str, Any] = {
-            "output": query.output,
-            "time_field": f.time_field,
-            "type_field": f.type_field,
-            "id_field": f.id_field,
-            "time_unit": query.time_unit,
-            "max_matches": query.max_matches,
-            "algorithm": "auto" if query.auto else query.algorithm,
-            "preprocessing": query.flags.name,
-        }
-        text = query.text
-    else:
-        base = {"time_field": "timestamp", "type_field": "type", "id_field": "id"}
-        text = query
-    given = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
-    merged = {**base, **{k: v for k, v in given.items() if v is not None}, **options}
+        base = {**base, **_options_of(query)}
+    merged = merged_options(base, time_field, type_field, id_field, options)
+    text = query.text if isinstance(query, SesQuery) else query
     return QuerySpec(text, tuple(sorted(merged.items())))
+
+
+def _options_of(query: SesQuery) -> dict[str, Any]:
+    f = query.fields
+    return {
+        "output": query.output,
+        "time_unit": query.time_unit,
+        "max_matches": query.max_matches,
+        "algorithm": "auto" if query.auto else query.algorithm,
+        "preprocessing": query.flags.name,
+        "time_field": f.time_field,
+        "type_field": f.type_field,
+        "id_field": f.id_field,
+    }
 
 
 def match_ses(
