@@ -331,8 +331,13 @@ def main() -> None:
     name = f"eventsets-{args.output}.png"
     _plot(panels, RESULTS / name)
     print(f"\nplot: {RESULTS / name}")
-    if args.docs:
+    if args.docs:  # small: low resolution, 32 colours
+        from PIL import Image
+
         _plot(panels, DOCS_IMG / name, dpi=60)
+        with Image.open(DOCS_IMG / name) as image:
+            small = image.convert("RGB").quantize(colors=32)
+        small.save(DOCS_IMG / name, optimize=True)
         print(f"plot: {DOCS_IMG / name}")
 
 
