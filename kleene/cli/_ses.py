@@ -13,34 +13,31 @@ from kleene.eventsets.query import SesQuery
 from kleene.lang import is_ses
 from kleene.runtime.limits import DEFAULT_MAX_RUNS
 
-_FIELDS = ("type_field", "time_field", "id_field", "time_unit")
+#: the SesQuery options the command line sets (None: the query's default)
+_OPTIONS = ("type_field", "time_field", "id_field", "time_unit", "algorithm", "preprocessing")
 
 
 def compile_ses(text: str, args: argparse.Namespace, fields: dict[str, Any]) -> SesQuery:
     """The SES query with the command's options; point-query options are refused."""
-    refused = [
-        option
-        for option, given in (
-            ("--strategy", getattr(args, "strategy", None)),
-            ("--non-overlap", getattr(args, "non_overlap", False)),
-            ("--allowed-lateness", fields.get("allowed_lateness")),
-            ("--max-runs", fields.get("max_runs") not in (None, DEFAULT_MAX_RUNS)),
-        )
-        if given
-    ]
-    if refused:
-        raise CliError(
-            f"{refused[0]} does not apply to an event-set pattern (it reads events in time "
-            "order; an event earlier than the latest is rejected as late)",
-            EXIT_USAGE,
-        )
-    options = {k: v for k, v in fields.items() if k in _FIELDS and v is not None}
-    if "max_matches" in fields:
-        options["max_matches"] = fields["max_matches"]
-    for name in ("algorithm", "preprocessing"):
-        if getattr(args, name, None):
-            options[name] = getattr(args, name)
-    return SesQuery(text, **options)
+    point_only = {
+        "--strategy": getattr(args, "strategy", None),
+        "--non-overlap": getattr(args, "non_overlap", False),
+        "--allowed-lateness": fields.get("allowed_lateness"),
+        "--max-runs": fields.get("max_runs") not in (None, DEFAULT_MAX_RUNS),
+    }
+    for option, given in point_only.items():
+        if given:
+            raise CliError(
+                f"{option} does not apply to an event-set pattern (it reads events in "
+                "time order; an event earlier than the latest is rejected as late)",
+                EXIT_USAGE,
+            )
+    chosen = {name: getattr(args, name, None) for name in ("algorithm", "preprocessing")}
+    options = {**fields, **chosen}
+    given = {k: options[k] for k in _OPTIONS if options.get(k) is not None}
+    if "max_matches" in fields:  # None: no limit (kleene run --max-matches 0)
+        given["max_matches"] = fields["max_matches"]
+    return SesQuery(text, **given)
 
 
 def engine_text(query: SesQuery) -> str:

@@ -49,6 +49,7 @@ class SesMatcher:
         self.reported = 0
         self.st = AdmissionState()
         self.pipeline: Pipeline | None = None
+        self.order: tuple[str, ...] = ()  # the variables in pattern order
         if state is not None:
             self._restore(snapshot.unseal(state, snapshot.QUERY, fingerprint))
         self.admission = SesAdmission(needs, self.st)
@@ -119,7 +120,9 @@ class SesMatcher:
 
     def _pipe(self) -> Pipeline:
         if self.pipeline is None:
-            self.pipeline = self.make_pipeline(self.pattern_of(self.st.time_kind == "datetime"))
+            pattern = self.pattern_of(self.st.time_kind == "datetime")
+            self.pipeline = self.make_pipeline(pattern)
+            self.order = tuple(v.name for v in pattern.variables)
         return self.pipeline
 
     def _output(self, found: list[Found]) -> list[Match]:
@@ -145,7 +148,8 @@ class SesMatcher:
             self.reported += 1
 
     def _match(self, f: Found) -> Match:
-        bindings = f.match.bindings
+        # the variables in pattern order, whichever order algorithm A bound them in
+        bindings = {v: f.match.bindings[v] for v in self.order}
         times = [f.rows[p][TIME] for seq in bindings.values() for p in seq]
         return Match(
             variables={v: tuple(f.rows[p][ID] for p in seq) for v, seq in bindings.items()},

@@ -124,3 +124,19 @@ def test_an_input_without_the_time_column_is_refused(
     out = tmp_path / "out.jsonl"
     done = run_main(monkeypatch, "run", query, "--input", data, "-o", out, *FIELDS)
     assert done.code != 0 and "no column 'T' (time_field)" in done.stderr
+
+
+def test_max_matches_stops_the_run_with_the_matches_before_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    query, data = _files(tmp_path, "csv")
+    out = tmp_path / "out.jsonl"
+    done = run_main(
+        monkeypatch, "run", query, "--input", data, "-o", out, *FIELDS, "--max-matches", "4"
+    )
+    assert done.code != 0 and "max_matches=4" in done.stderr
+    assert len(read_jsonl(out)) == 4
+    done = run_main(
+        monkeypatch, "run", query, "--input", data, "-o", out, *FIELDS, "--max-matches", "0"
+    )
+    assert done.code == 0 and len(read_jsonl(out)) == 11  # 0: no limit

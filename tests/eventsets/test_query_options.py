@@ -63,7 +63,10 @@ def test_the_pipeline_follows_the_options() -> None:
     for algorithm in ALGORITHMS:
         for pre in PREPROCESSING:
             q = SesQuery(Q1, algorithm=algorithm, preprocessing=pre, **CHEMO)
-            assert len(q.run(events())) == 11, (algorithm, pre)
+            found = q.run(events())
+            assert len(found) == 11, (algorithm, pre)
+            # the variables in pattern order, whichever order A bound them in
+            assert {tuple(m.ids()) for m in found} == {("c", "p", "b")}
 
 
 def test_explain_says_which_steps_apply_and_why() -> None:
@@ -80,3 +83,20 @@ def test_explain_says_which_steps_apply_and_why() -> None:
     assert "filtering: no effect, b has no property" not in text  # b's type is one
     assert "conditions: off" in text
     assert "plain match windows" in kleene.compile(Q1, preprocessing="none").explain()
+
+
+def test_a_late_event_missing_an_attribute_is_rejected_for_the_attribute() -> None:
+    """Admission checks as for point queries: the attributes first, then lateness (so
+    Spark, which reads lateness from the events admitted before, agrees)."""
+    text = "PATTERN SEQ({A a}, {B b}) WHERE a.x = b.x WITHIN 5"
+    late = {"type": "B", "timestamp": 1, "id": 2, "x": None}
+    stream = [
+        {"type": "A", "timestamp": 3, "id": 1, "x": 0},
+        late,
+        {"type": "B", "timestamp": 4, "id": 3, "x": 0},
+    ]
+    for q in (kleene.compile(text), kleene.compile("PATTERN SEQ(A a, B b) WHERE [x] WITHIN 5")):
+        rejected = q.run_detailed(stream).rejected
+        assert [(r.id, r.reason) for r in rejected] == [
+            (2, "missing attribute 'x' for event type 'B'")
+        ]
