@@ -29,22 +29,6 @@ def check_spark_input(path: str, fmt: Format) -> None:
         )
 
 
-def spark_session_for(args: argparse.Namespace, input_format: Format, stats: RunStats) -> Any:
-    """The Spark session (its start-up time in ``stats``) and the input as a DataFrame."""
-    try:
-        import pyspark  # noqa: F401
-
-        from kleene import spark as kspark
-    except ImportError as exc:
-        raise CliError(
-            f"the spark engine needs pyspark ({exc}); install it with pip install 'kleene[spark]'"
-        ) from exc
-    before = time.perf_counter()
-    session = kspark.session(args.master)
-    stats.startup_seconds = time.perf_counter() - before
-    return session, kspark.read_event_file(session, args.input, input_format, args.schema)
-
-
 def run_spark(
     args: argparse.Namespace,
     query: Query,
@@ -58,9 +42,18 @@ def run_spark(
     back to the driver to write them in the same files as the local engine. ``check``
     refuses a DataFrame lacking columns the query needs (default: a point query's
     check of its plan)."""
-    from kleene import spark as kspark
+    try:
+        import pyspark  # noqa: F401
 
-    session, frame = spark_session_for(args, input_format, stats)
+        from kleene import spark as kspark
+    except ImportError as exc:
+        raise CliError(
+            f"the spark engine needs pyspark ({exc}); install it with pip install 'kleene[spark]'"
+        ) from exc
+    before = time.perf_counter()
+    session = kspark.session(args.master)
+    stats.startup_seconds = time.perf_counter() - before
+    frame = kspark.read_event_file(session, args.input, input_format, args.schema)
     if frame.columns and check is not None:  # an empty file has none
         check(frame)
     elif frame.columns:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kleene.cli._common import EXIT_USAGE, CliError
 from kleene.cli._kinds import QueryKind
@@ -58,22 +58,11 @@ def run_spark_tpstream(
     rejected: Any,
     stats: Any,
 ) -> None:
-    """``--engine spark``: situations derived and matched per PARTITION BY key
-    (:func:`kleene.spark.tpstream.match_temporal`), results in the local engine's order."""
-    from kleene.cli._spark import spark_session_for
+    """``--engine spark``: :func:`kleene.spark.match` derives and matches situations per
+    PARTITION BY key (:mod:`kleene.spark.tpstream`), results in the local engine's order."""
+    from kleene.cli._spark import run_spark
 
-    session, frame = spark_session_for(args, fmt, stats)
-    from kleene.spark.tpstream import match_temporal
-
-    result = match_temporal(frame, query).persist()
-    try:
-        stats.events = frame.count()
-        found, dropped = result.collect()
-    finally:
-        result.unpersist()
-    stats.engine = f"spark ({session.sparkContext.master})"
-    matches.add(found)
-    rejected.add(dropped)
+    run_spark(args, cast(Any, query), fmt, matches, rejected, stats, check=query.check_columns)
 
 
 def draw_tpstream(query: TemporalQuery, target: Path, title: str) -> Path:

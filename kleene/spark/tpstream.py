@@ -44,6 +44,11 @@ _ID = "kleene__id"
 _SPARK_OUTPUT = T.StructType([T.StructField(f.name, _SPARK_TYPES[str(f.type)]) for f in OUTPUT])
 
 
+@dataclass(frozen=True)
+class _Layout:
+    note: str = ""
+
+
 @dataclass
 class TemporalMatchResult:
     """The rows of a TPStream run: ``rows`` has ``kind`` (match or rejected),
@@ -52,6 +57,11 @@ class TemporalMatchResult:
     :meth:`collect` reads); ``matches`` and ``rejected`` are its two kinds."""
 
     rows: DataFrame
+
+    @property
+    def layout(self) -> _Layout:
+        """One group per PARTITION BY key, nothing to note (as ``MatchResult.layout``)."""
+        return _Layout()
 
     @property
     def matches(self) -> DataFrame:
