@@ -29,7 +29,7 @@ from kleene.eventsets.model import Constraint, ConstraintForm, SesPattern
 from kleene.eventsets.selection import OUTPUTS, check_output
 from kleene.eventsets.stream import Algorithm, Pipeline, PlainWindows
 from kleene.eventsets.twophase import Flags, TwoPhase
-from kleene.lang import parse_ses
+from kleene.lang import is_ses, parse_ses
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.limits import DEFAULT_MAX_MATCHES
 from kleene.runtime.snapshot import digest
@@ -124,6 +124,12 @@ class SesQuery:
         # for datetimes): pattern_for() gives τ in a stream's units
         self.pattern: SesPattern = ses_pattern(self.ast, text, datetimes=True)
         self.needs = requirements(self.pattern)
+
+    @staticmethod
+    def accepts(text: str) -> bool:
+        """Whether ``text`` is an event-set pattern (what :func:`kleene.compile` makes a
+        SesQuery of)."""
+        return is_ses(text)
 
     # --- facts about the query ----------------------------------------------------
 

@@ -22,7 +22,8 @@ This is the only package that imports pyspark.
 """
 
 from kleene.spark._session import ensure_python_env, local_session, session
-from kleene.spark.batch import Layout, MatchResult, match
+from kleene.spark.batch import Layout, MatchResult
+from kleene.spark.eventsets import match  # batch.match, event-set patterns included
 from kleene.spark.sources import read_event_file, read_event_stream
 from kleene.spark.streaming import (
     StreamMatchResult,

@@ -46,8 +46,6 @@ from pyspark.sql.types import StructType
 
 import kleene
 from kleene.collapsed import Result
-from kleene.eventsets.query import SesQuery
-from kleene.lang import is_ses
 from kleene.match import RejectedEvent
 from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._decode import (
@@ -159,7 +157,7 @@ class MatchResult:
 @temporal_aware
 def match(
     df: DataFrame,
-    query: str | kleene.Query | SesQuery,
+    query: str | kleene.Query,
     *,
     time_field: str | None = None,
     type_field: str | None = None,
@@ -173,10 +171,7 @@ def match(
 ) -> MatchResult:
     """Match ``query`` over the events of ``df`` with Spark; see the module docstring.
 
-    ``query`` is query text or a compiled :class:`kleene.Query`; an event-set pattern
-    goes to :func:`kleene.spark.eventsets.match_ses` (grouped by its partitioning
-    attributes; ``partition_by``, ``slice``, ``method`` and ``pushdown`` do not apply
-    to it). Field names default to
+    ``query`` is query text or a compiled :class:`kleene.Query`; field names default to
     the compiled query's, else ``timestamp``, ``type`` and ``id``; ``compile_options``
     go to :func:`kleene.compile` (strategy, output, max_runs, ...). For a Parquet scan
     as read, the events the query provably ignores are dropped in the scan
@@ -199,11 +194,6 @@ def match(
     ``OUTPUT COLLAPSED`` the rows are collapsed results (see :meth:`MatchResult.expand`);
     their ``count`` column sums to the number of matches.
     """
-    if isinstance(query, SesQuery) or (isinstance(query, str) and is_ses(query)):
-        from kleene.spark.eventsets import match_ses  # it builds on this module
-
-        fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
-        return match_ses(df, query, spark=spark, **fields, **compile_options)
     if method not in ("map", "group"):
         raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
     spark = spark if spark is not None else df.sparkSession

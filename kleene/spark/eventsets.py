@@ -1,5 +1,6 @@
-"""Batch matching of an event-set (SES) pattern on Spark: :func:`match_ses`, which
-:func:`kleene.spark.match` calls for an SES query.
+"""Batch matching of an event-set (SES) pattern on Spark: :func:`match_ses`, and
+:func:`match` (exported as ``kleene.spark.match``), which sends an SES query there and
+any other to :func:`kleene.spark.batch.match`.
 
 Match windows are computed per partition key (match-window paper, section 4.4): the
 key is the pattern's partitioning attributes X of Definition 6, the attributes on which
@@ -32,6 +33,7 @@ from pyspark.sql import types as T
 
 from kleene.eventsets.partitioning import partition_attributes
 from kleene.eventsets.query import SesQuery
+from kleene.spark import batch
 from kleene.spark._prepare import POS, with_positions, with_seen
 from kleene.spark._query import QuerySpec, merged_options
 from kleene.spark._rows import combined_schema, split_output
@@ -121,3 +123,13 @@ def match_ses(
     return MatchResult(
         matches, rejected, combined, layout, spec, rows=schema, input_schema=df.schema
     )
+
+
+def match(df: DataFrame, query: Any, **options: Any) -> MatchResult:
+    """``kleene.spark.match``: an event-set pattern (text or compiled) goes to
+    :func:`match_ses` (grouped by its partitioning attributes; ``partition_by``,
+    ``slice``, ``method`` and ``pushdown`` do not apply to it), any other query to
+    :func:`kleene.spark.batch.match`."""
+    if isinstance(query, SesQuery) or (isinstance(query, str) and SesQuery.accepts(query)):
+        return match_ses(df, query, **options)
+    return batch.match(df, query, **options)
