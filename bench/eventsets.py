@@ -20,12 +20,14 @@ Onco is ``kleene.datagen.chemo`` (patients on shifted treatment cycles, times in
 seconds), NYSE ``kleene.datagen.trades`` (times in ms). The baseline streams the events
 through ``push`` until they run out or ``--limit`` CPU seconds pass, then drains its
 windows; every pruning then reads that same prefix, so all find the same matches
-(checked) and the ratio of events per CPU second is the gain. Outputs are all matches
-(Definition 2). NYSE patterns have no equality to partition on, so
+(checked) and the ratio of events per CPU second is the gain. Algorithm A returns the
+earliest and maximal matches of each window, as in the paper's experiments
+(``--output all``: every match of Definition 2). NYSE patterns have no equality to partition on, so
 there only f and fc are run, as in the paper.
 
     python -m bench.eventsets [--experiments variables,tau,size] [--max-variables 10]
                               [--samples 2] [--limit 1] [--max-size 100000]
+                              [--output earliest-maximal|all] [--docs]
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 from kleene.eventsets.automaton import AutomatonMatcher
@@ -51,6 +55,7 @@ PRUNINGS = {"onco": ("none", "f", "fp", "fpc"), "nyse": ("none", "f", "fc")}
 LABELS = ("C", "D", "R", "P", "B", "H")
 SYMBOLS = ("AAPL", "GOOG", "IBM", "MSFT", "AMZN", "ORCL")
 DAY = 86_400
+DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
 
 
 # --- workloads and patterns ---------------------------------------------------------
@@ -111,15 +116,19 @@ def p_nyse(tau_ms: float) -> str:
 
 
 def throughput(
-    query: str, algorithm: str, pruning: str, events: list[dict[str, Any]], limit: float
+    query: str,
+    algorithm: str,
+    pruning: str,
+    events: list[dict[str, Any]],
+    limit: float,
+    output: str = "all",
 ) -> dict[str, Any]:
     """Events per CPU second of one case: the events are read until they run out or
     ``limit`` CPU seconds pass, then the windows are drained (the end of the stream),
     so the matches are all those of the prefix read."""
     f = Flags.parse(pruning)
-    strategy = TwoPhase(
-        ses_pattern(query), ALGORITHMS[algorithm], f.filtering, f.partitioning, f.conditions
-    )
+    a = partial(ALGORITHMS[algorithm], output=output)
+    strategy = TwoPhase(ses_pattern(query), a, f.filtering, f.partitioning, f.conditions)
     start = time.process_time()
     matches, read = 0, 0
     for event in events:
@@ -141,16 +150,16 @@ def throughput(
 
 
 def gains(
-    query: str, workload: str, events: list[dict[str, Any]], limit: float
+    query: str, workload: str, events: list[dict[str, Any]], limit: float, output: str = "all"
 ) -> dict[tuple[str, str], float]:
     """(algorithm, pruning) -> throughput gain over that algorithm's baseline, every
     pruning reading the prefix the baseline read within ``limit`` (same matches)."""
     out = {}
     for algorithm in ALGORITHMS:
-        base = throughput(query, algorithm, "none", events, limit)
+        base = throughput(query, algorithm, "none", events, limit, output)
         prefix = events[: base["read"]]
         for pruning in PRUNINGS[workload][1:]:
-            found = throughput(query, algorithm, pruning, prefix, float("inf"))
+            found = throughput(query, algorithm, pruning, prefix, float("inf"), output)
             if found["matches"] != base["matches"]:
                 raise AssertionError(f"{pruning} changed the matches of {query}")
             out[algorithm, pruning] = found["events_per_s"] / base["events_per_s"]
@@ -170,7 +179,9 @@ def variables(args: argparse.Namespace) -> list[dict[str, Any]]:
                         query = onco_pattern(kind, rng.choices(LABELS, k=k), args.tau_days)
                     else:
                         query = nyse_pattern(kind, rng.choices(SYMBOLS, k=k), args.tau_ms)
-                    for key, gain in gains(query, workload, events, args.limit).items():
+                    for key, gain in gains(
+                        query, workload, events, args.limit, args.output
+                    ).items():
                         found.setdefault(key, []).append(gain)
                 for (algorithm, pruning), values in found.items():
                     rows.append(
@@ -216,7 +227,9 @@ def sizes(args: argparse.Namespace) -> list[dict[str, Any]]:
     size = 100
     while size <= args.max_size:
         events = nyse(size, args.rate)
-        for (algorithm, pruning), gain in gains(p_nyse(20), "nyse", events, args.limit).items():
+        for (algorithm, pruning), gain in gains(
+            p_nyse(20), "nyse", events, args.limit, args.output
+        ).items():
             rows.append({"events": size, "algorithm": algorithm, "pruning": pruning, "gain": gain})
         print(f"size {size} done", flush=True)
         size *= 10
@@ -235,7 +248,9 @@ def _pivot(rows: list[dict[str, Any]], keys: list[str], x: str) -> list[dict[str
     return list(out.values())
 
 
-def _plot(panels: list[tuple[str, list[dict[str, Any]], str, bool]], path: Any) -> None:
+def _plot(
+    panels: list[tuple[str, list[dict[str, Any]], str, bool]], path: Any, dpi: int = 110
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -256,7 +271,7 @@ def _plot(panels: list[tuple[str, list[dict[str, Any]], str, bool]], path: Any) 
                 ax.set_xscale("log")
             ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=dpi)
 
 
 def main() -> None:
@@ -274,9 +289,16 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=250.0, help="trades per second")
     parser.add_argument("--tau-ms", type=float, default=20)
     parser.add_argument("--max-size", type=int, default=100_000)
+    parser.add_argument(
+        "--output",
+        choices=("earliest-maximal", "all"),
+        default="earliest-maximal",
+        help="the matches A returns: the paper's earliest and maximal ones (default), or all",
+    )
+    parser.add_argument("--docs", action="store_true", help="also save the plot to docs/img")
     args = parser.parse_args()
     chosen = args.experiments.split(",")
-    print(f"machine: {machine()}; CPU limit per case {args.limit:g} s\n")
+    print(f"machine: {machine()}; CPU limit per case {args.limit:g} s; output {args.output}\n")
     panels = []
     if "variables" in chosen:
         rows = variables(args)
@@ -306,8 +328,17 @@ def main() -> None:
         print(table(_pivot(rows, ["algorithm"], "events"), ["algorithm", "events", "f", "fc"]))
         panels.append(("Pnyse |E|", rows, "events", True))
     RESULTS.mkdir(exist_ok=True)
-    _plot(panels, RESULTS / "eventsets.png")
-    print(f"\nplot: {RESULTS / 'eventsets.png'}")
+    name = f"eventsets-{args.output}.png"
+    _plot(panels, RESULTS / name)
+    print(f"\nplot: {RESULTS / name}")
+    if args.docs:  # small: low resolution, 32 colours
+        from PIL import Image
+
+        _plot(panels, DOCS_IMG / name, dpi=60)
+        with Image.open(DOCS_IMG / name) as image:
+            small = image.convert("RGB").quantize(colors=32)
+        small.save(DOCS_IMG / name, optimize=True)
+        print(f"plot: {DOCS_IMG / name}")
 
 
 if __name__ == "__main__":

@@ -341,3 +341,8 @@ QUERY_KINDS: dict[str, Callable[..., Any]] = {
 }
 # blanks and comments, then the keyword FROM: a TPStream query
 _TPSTREAM = re.compile(r"(?:\s+|//[^\r\n]*|/\*.*?\*/)*FROM\b", re.IGNORECASE | re.DOTALL)
+
+
+def is_tpstream(text: str) -> bool:
+    """Whether a query text is a TPStream query (its first keyword is FROM)."""
+    return _TPSTREAM.match(text) is not None

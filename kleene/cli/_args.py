@@ -293,6 +293,16 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
         "--strategy", choices=STRATEGIES, help="override the query's event selection strategy"
     )
     parser.add_argument(
+        "--algorithm",
+        choices=("auto", "automaton", "jointree"),
+        help="event-set patterns: the matching algorithm (auto: the automaton)",
+    )
+    parser.add_argument(
+        "--preprocessing",
+        help="event-set patterns: the two-phase strategy's steps, letters of fpc "
+        "(filtering, partitioning, conditions; default fpc) or none",
+    )
+    parser.add_argument(
         "--non-overlap", action="store_true", help="output non-overlapping matches only"
     )
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from kleene.cli._common import EXIT_OK, EXIT_USAGE, CliError, refuse_overwrites
+from kleene.cli._kinds import kind_of
 from kleene.cli._query import load_query
 from kleene.imprecise import IntervalQuery
 from kleene.io import is_stdio
@@ -54,6 +55,11 @@ def cmd_explain(args: argparse.Namespace, out: Console) -> int:
             title = ("stdin" if is_stdio(path) else Path(path).name) + (
                 f" · {label}" if label else ""
             )
+            kind = kind_of(statement)
+            if kind is not None and kind.draw is not None:
+                drawn = kind.draw(statement, target, title)
+                out.print(f"pattern drawn to {drawn}", markup=False, highlight=False)
+                continue
             drawn = draw_png(diagram_from_query(statement, title=title), target)
             out.print(f"automaton drawn to {drawn}", markup=False, highlight=False)
     return EXIT_OK

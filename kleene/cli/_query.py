@@ -10,23 +10,27 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kleene.cli._common import EXIT_USAGE, CliError, shown
 from kleene.cli._interval import check_point_options, interval_options
+from kleene.cli._kinds import kind_of_text, register
+from kleene.cli._ses import SES_KIND
+from kleene.cli._tpstream import TPSTREAM_KIND
 from kleene.errors import QueryError
 from kleene.io import is_stdio
 
 if TYPE_CHECKING:
-    from kleene.imprecise import IntervalQuery
     from kleene.program import Program
     from kleene.query import Query
 
 T = TypeVar("T")
 
+register(SES_KIND)  # the kinds of query beside point and interval queries
+register(TPSTREAM_KIND)
 
-def load_query(
-    path: str, args: argparse.Namespace, **fields: Any
-) -> Query | Program | IntervalQuery:
+
+def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Any:
     """Read and compile a query file (one query, or a program with DEFINE and UNION;
-    with ``--time interval``, a query over interval events); query errors name the file
-    and show the caret."""
+    with ``--time interval``, a query over interval events; a query of a registered
+    kind, :mod:`kleene.cli._kinds`, such as an event-set pattern); query errors name
+    the file and show the caret."""
     import kleene
     from kleene.lang import parse_program
 
@@ -48,7 +52,13 @@ def load_query(
             text,
             lambda: kleene.compile(text, time="interval", **interval_options(args, fields)),
         )
+    kind = kind_of_text(text)
+    if kind is not None:
+        return _compiled(path, text, lambda: kind.compile(text, args, fields))
     check_point_options(args)
+    given = [o for o in ("algorithm", "preprocessing") if getattr(args, o, None)]
+    if given:
+        raise CliError(f"--{given[0]} applies to event-set patterns only", EXIT_USAGE)
     options: dict[str, Any] = dict(fields)
     if args.strategy:
         options["strategy"] = args.strategy

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from rich.progress import (
 )
 
 from kleene.cli._common import EXIT_OK, EXIT_USAGE, CliError, refuse_overwrites, shown
+from kleene.cli._kinds import kind_of
 from kleene.cli._query import load_query
 from kleene.cli._spark import check_spark_input, run_spark
 from kleene.cli._summary import RunStats, summary_table
@@ -93,7 +95,12 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         check_spark_input(args.input, input_format)
     sinks = _open_sinks(args.output, args.output_format, rejected_path, query)
     with sinks[0] as matches, sinks[1] as rejected:
-        if args.engine == "spark" and not isinstance(query, Program):
+        kind = kind_of(query)
+        if args.engine == "spark" and kind is not None:
+            if kind.spark is None:
+                raise CliError(f"an {kind.name} runs on the local engine only: use --engine local")
+            kind.spark(args, query, input_format, matches, rejected, stats)
+        elif args.engine == "spark" and not isinstance(query, Program):
             run_spark(args, query, input_format, matches, rejected, stats)
         else:
             _run_local(args, query, input_format, matches, rejected, stats, err)
@@ -160,7 +167,7 @@ def _open_sinks(
         output_format,
         variables=getattr(query, "variables", ()),
         partition_names=getattr(query, "partition_attributes", ()),
-        keys=INTERVAL_KEYS if isinstance(query, IntervalQuery) else MATCH_KEYS,
+        keys=_output_keys(query),
     )
     if rejected is None:
         return matches, UnwrittenRejected()
@@ -169,6 +176,13 @@ def _open_sinks(
     except BaseException:
         matches.abort()
         raise
+
+
+def _output_keys(query: Any) -> Sequence[str]:
+    kind = kind_of(query)
+    if kind is not None:
+        return kind.output_keys
+    return INTERVAL_KEYS if isinstance(query, IntervalQuery) else MATCH_KEYS
 
 
 def _run_local(
@@ -194,6 +208,9 @@ def _run_local(
     engine = getattr(getattr(query, "config", None), "engine", None)
     if isinstance(query, IntervalQuery):
         engine = f"interval events, {query.engine_option}"
+    kind = kind_of(query)
+    if kind is not None:
+        engine = kind.engine_text(query)
     if engine:
         stats.engine = f"local ({engine})"
     matcher = query.matcher(on_matches=matches.add)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kleene.cli._common import EXIT_USAGE, CliError
 from kleene.cli._summary import RunStats
@@ -36,10 +37,12 @@ def run_spark(
     matches: MatchSink,
     rejected: RejectedSink,
     stats: RunStats,
+    check: Callable[[Any], None] | None = None,
 ) -> None:
     """Run the Spark batch pipeline (:func:`kleene.spark.match`, interval queries
     included) and bring its results back to the driver to write them in the same files
-    as the local engine."""
+    as the local engine. ``check`` refuses a DataFrame lacking columns the query needs
+    (default: a point or interval query's check of its plan)."""
     try:
         import pyspark  # noqa: F401
 
@@ -52,7 +55,9 @@ def run_spark(
     session = kspark.session(args.master)
     stats.startup_seconds = time.perf_counter() - before
     frame = kspark.read_event_file(session, args.input, input_format, args.schema)
-    if frame.columns:  # an empty file has none
+    if frame.columns and check is not None:  # an empty file has none
+        check(frame)
+    elif frame.columns:
         fields = query.column_fields() if isinstance(query, IntervalQuery) else query.fields
         check_column_names([query.plan], frame.columns, fields)
     result = kspark.match(

@@ -132,9 +132,13 @@ class SesAdmission:
         columns = [(a, batch.column(a)) for a in self.needs.attributes]
         for j in range(len(batch)):
             st.arrived += 1
-            reason = batch.problems.get(j) or self._time_problem(kinds[j], times[j])
+            # as for point queries (kleene.runtime.admission): the time's kind, the
+            # attributes, then lateness
+            reason = batch.problems.get(j) or self._kind_problem(kinds[j])
             if reason is None:
                 reason = self.validator.problem(types[j], batch, j)
+            if reason is None and st.clock is not None and times[j] < st.clock:
+                reason = late_reason(self.time_out(times[j]), self.time_out(st.clock))
             if reason is not None:
                 st.reject(RejectedEvent(ids[j], None, reason, batch.record(j)))
                 continue
@@ -147,12 +151,10 @@ class SesAdmission:
             yield st.position, row
             st.position += 1
 
-    def _time_problem(self, kind: str, time: Any) -> str | None:
+    def _kind_problem(self, kind: str) -> str | None:
         st = self.st
         if kind not in ("number", "datetime"):
             return kind
         if st.time_kind is not None and kind != st.time_kind:
             return f"timestamp is a {kind} but the stream's timestamps are {st.time_kind}s"
-        if st.clock is not None and time < st.clock:
-            return late_reason(self.time_out(time), self.time_out(st.clock))
         return None

@@ -37,6 +37,7 @@ class SesMatcher:
         fingerprint: bytes,
         max_matches: int | None = None,
         state: bytes | None = None,
+        on_matches: Callable[[list[Match]], object] | None = None,
     ) -> None:
         self.pattern_of = pattern_of  # datetimes? -> the pattern with τ in those units
         self.needs = needs
@@ -44,9 +45,11 @@ class SesMatcher:
         self.make_pipeline = pipeline
         self.fingerprint = fingerprint
         self.max_matches = max_matches
+        self.on_matches = on_matches
         self.reported = 0
         self.st = AdmissionState()
         self.pipeline: Pipeline | None = None
+        self.order: tuple[str, ...] = ()  # the variables in pattern order
         if state is not None:
             self._restore(snapshot.unseal(state, snapshot.QUERY, fingerprint))
         self.admission = SesAdmission(needs, self.st)
@@ -54,11 +57,16 @@ class SesMatcher:
     # --- public API -------------------------------------------------------------------
 
     def push(self, events: Any) -> list[Match]:
-        """Feed events in time order; return the matches whose windows completed."""
+        """Feed events in time order; return the matches whose windows completed (in
+        every partition: the pipeline advances to the batch's last time)."""
         batch = read_batch(events, self.fields, self.st.arrived)
         found: list[Found] = []
+        last = None
         for position, row in self.admission.admit(batch):
             found += self._pipe().push(position, row)
+            last = row[TIME]
+        if last is not None:  # the windows of other partitions this batch completes
+            found += self._pipe().advance(last)
         return self._output(found)
 
     def advance_to(self, time: Any) -> list[Match]:
@@ -112,11 +120,23 @@ class SesMatcher:
 
     def _pipe(self) -> Pipeline:
         if self.pipeline is None:
-            self.pipeline = self.make_pipeline(self.pattern_of(self.st.time_kind == "datetime"))
+            pattern = self.pattern_of(self.st.time_kind == "datetime")
+            self.pipeline = self.make_pipeline(pattern)
+            self.order = tuple(v.name for v in pattern.variables)
         return self.pipeline
 
     def _output(self, found: list[Found]) -> list[Match]:
-        out = []
+        """The matches in order; handed to ``on_matches`` instead when it is given
+        (those before the limit too when ``max_matches`` is reached)."""
+        out: list[Match] = []
+        try:
+            self._collect(found, out)
+        finally:
+            if self.on_matches is not None and out:
+                self.on_matches(out)
+        return [] if self.on_matches is not None else out
+
+    def _collect(self, found: list[Found], out: list[Match]) -> None:
         for f in sorted(found, key=lambda f: _order(f.match.bindings)):
             if self.max_matches is not None and self.reported >= self.max_matches:
                 raise MatchLimitError(
@@ -126,10 +146,10 @@ class SesMatcher:
                 )
             out.append(self._match(f))
             self.reported += 1
-        return out
 
     def _match(self, f: Found) -> Match:
-        bindings = f.match.bindings
+        # the variables in pattern order, whichever order algorithm A bound them in
+        bindings = {v: f.match.bindings[v] for v in self.order}
         times = [f.rows[p][TIME] for seq in bindings.values() for p in seq]
         return Match(
             variables={v: tuple(f.rows[p][ID] for p in seq) for v, seq in bindings.items()},

@@ -3,34 +3,54 @@
 ``PATTERN SEQ({C c, P+ p}, B b) WHERE ... WITHIN 15 days`` (match-window paper,
 section 3). Its output is every match of Definition 2 (``output="all"``) or the earliest,
 the maximal, or the earliest and maximal ones (docs/semantics.md, "Event-set
-patterns"). Evaluation: match windows over the stream with the automaton-based matcher
-as algorithm A (:mod:`kleene.eventsets.automaton`).
+patterns"). Evaluation: the two-phase strategy of section 4 (:mod:`kleene.eventsets.
+twophase`: match windows with filtering, partitioning and the necessary match conditions,
+each optional) in front of a matching algorithm A, the automaton
+(:mod:`kleene.eventsets.automaton`) or the join tree (:mod:`kleene.eventsets.jointree`).
 """
 
 from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
-from kleene.errors import QueryError, RejectedEventsWarning
+from kleene.errors import EventError, KleeneError, QueryError, RejectedEventsWarning
 from kleene.events import EventFields
 from kleene.eventsets.admission import requirements
 from kleene.eventsets.automaton import AutomatonMatcher
 from kleene.eventsets.compile import ses_pattern
+from kleene.eventsets.jointree import JoinTreeMatcher
 from kleene.eventsets.matcher import SesMatcher
 from kleene.eventsets.model import Constraint, ConstraintForm, SesPattern
 from kleene.eventsets.selection import OUTPUTS, check_output
-from kleene.eventsets.stream import Pipeline, PlainWindows
-from kleene.lang import parse_ses
+from kleene.eventsets.stream import Algorithm, Pipeline, PlainWindows
+from kleene.eventsets.twophase import Flags, TwoPhase
+from kleene.lang import is_ses, parse_ses
 from kleene.match import Match, RejectedEvent
 from kleene.runtime.limits import DEFAULT_MAX_MATCHES
 from kleene.runtime.snapshot import digest
 from kleene.times import time_unit_seconds
 
-ENGINES = ("auto", "automaton")
+ALGORITHMS = ("auto", "automaton", "jointree")
+#: the algorithm "auto" picks, and why
+AUTO_ALGORITHM = "automaton"
+AUTO_REASON = (
+    "chosen by algorithm='auto': it needs no estimates and gains most from the "
+    "pre-processing (docs/benchmarks.md, match windows)"
+)
+
+_ALGORITHMS: dict[str, Callable[..., Algorithm]] = {
+    "automaton": AutomatonMatcher,
+    "jointree": JoinTreeMatcher,
+}
+_ALGORITHM_TEXT = {
+    "automaton": "the automaton-based SES matcher, match-window paper section 5",
+    "jointree": "the join-tree matcher: hash joins on equalities in a cost-based order",
+}
 
 
 @dataclass(frozen=True)
@@ -47,8 +67,11 @@ class SesQuery:
     Options: ``output`` ("all", "earliest", "maximal" or "earliest-maximal"),
     ``type_field``, ``time_field``, ``id_field``, ``time_unit`` (what one unit of a
     numeric time column is; needed by a WITHIN with a unit over numeric times),
-    ``max_matches`` (per matcher, None for no limit) and ``engine`` ("auto" or
-    "automaton")."""
+    ``max_matches`` (per matcher, None for no limit), ``algorithm`` ("auto",
+    "automaton" or "jointree": algorithm A) and ``preprocessing`` (the two-phase
+    strategy's steps as letters: "fpc" (the default) for filtering, partitioning and the
+    necessary match conditions, any subset such as "fp" or "f", or "none" for plain
+    match windows)."""
 
     def __init__(
         self,
@@ -60,19 +83,27 @@ class SesQuery:
         id_field: str = "id",
         time_unit: str | None = None,
         max_matches: int | None = DEFAULT_MAX_MATCHES,
-        engine: str = "auto",
+        algorithm: str = "auto",
+        preprocessing: str = "fpc",
         **unsupported: Any,
     ) -> None:
         if unsupported:
             names = ", ".join(sorted(unsupported))
             raise QueryError(
                 f"an event-set pattern does not take {names}; its options are output, "
-                "type_field, time_field, id_field, time_unit, max_matches and engine"
+                "type_field, time_field, id_field, time_unit, max_matches, algorithm and "
+                "preprocessing"
             )
         if max_matches is not None and max_matches < 0:
             raise ValueError("max_matches must be >= 0 (or None for no limit)")
-        if engine not in ENGINES:
-            raise QueryError(f"unknown engine {engine!r}; expected one of: {', '.join(ENGINES)}")
+        if algorithm not in ALGORITHMS:
+            raise QueryError(
+                f"unknown algorithm {algorithm!r}; expected one of: {', '.join(ALGORITHMS)}"
+            )
+        try:
+            self.flags = Flags.parse(preprocessing)
+        except KleeneError as e:
+            raise QueryError(str(e)) from None
         if time_unit is not None:
             try:
                 time_unit_seconds(time_unit)
@@ -87,11 +118,18 @@ class SesQuery:
         self.fields = EventFields(type_field, time_field, id_field)
         self.time_unit = time_unit
         self.max_matches = max_matches
-        self.engine = "automaton"
+        self.algorithm = AUTO_ALGORITHM if algorithm == "auto" else algorithm
+        self.auto = algorithm == "auto"
         # lowering checks the constraints now; this pattern's τ is in microseconds (as
         # for datetimes): pattern_for() gives τ in a stream's units
         self.pattern: SesPattern = ses_pattern(self.ast, text, datetimes=True)
         self.needs = requirements(self.pattern)
+
+    @staticmethod
+    def accepts(text: str) -> bool:
+        """Whether ``text`` is an event-set pattern (what :func:`kleene.compile` makes a
+        SesQuery of)."""
+        return is_ses(text)
 
     # --- facts about the query ----------------------------------------------------
 
@@ -103,6 +141,12 @@ class SesQuery:
     def kleene_variables(self) -> frozenset[str]:
         return frozenset(v.name for v in self.pattern.variables if v.plus)
 
+    @property
+    def partition_attributes(self) -> tuple[str, ...]:
+        """The partition output of matches: none (a match's ``partition`` is ``()``);
+        the partitioning attributes of the two-phase strategy are in :meth:`explain`."""
+        return ()
+
     def pattern_for(self, datetimes: bool) -> SesPattern:
         """The pattern with τ in the units of a datetime or numeric time column
         (EventError for a WITHIN with a unit over numeric times without time_unit)."""
@@ -113,13 +157,19 @@ class SesQuery:
         """What a matcher's state means: the text and every option that changes it."""
         f = self.fields
         facts = ["ses", self.text, self.output, f.type_field, f.time_field, f.id_field]
-        return digest([*facts, self.time_unit, self.engine])
+        return digest([*facts, self.time_unit, self.algorithm, self.flags.name])
 
     # --- evaluation -----------------------------------------------------------------
 
-    def matcher(self, state: bytes | None = None) -> SesMatcher:
+    def matcher(
+        self,
+        state: bytes | None = None,
+        on_matches: Callable[[list[Match]], object] | None = None,
+    ) -> SesMatcher:
         """A push-based matcher (``push``, ``advance_to``, ``flush``, ``snapshot``);
-        ``state`` resumes from :meth:`SesMatcher.snapshot`."""
+        ``state`` resumes from :meth:`SesMatcher.snapshot`. ``on_matches``, when given,
+        receives the matches in chunks as they are found (the methods then return
+        none), as for :meth:`kleene.Query.matcher`."""
         return SesMatcher(
             self.pattern_for,
             self.needs,
@@ -128,12 +178,34 @@ class SesQuery:
             self.fingerprint,
             self.max_matches,
             state,
+            on_matches,
         )
 
     def pipeline(self, pattern: SesPattern) -> Pipeline:
-        """The match windows and the algorithm A a matcher runs: for now plain match
-        windows (no pre-processing) with the automaton."""
-        return PlainWindows(pattern, AutomatonMatcher(pattern, self.output))
+        """The match windows and the algorithm A a matcher runs: the two-phase strategy
+        with the chosen pre-processing, or plain match windows for "none"."""
+        make = partial(_ALGORITHMS[self.algorithm], output=self.output)
+        if self.flags.name == "none":
+            return PlainWindows(pattern, make(pattern))
+        f = self.flags
+        return TwoPhase(pattern, make, f.filtering, f.partitioning, f.conditions)
+
+    def check_columns(self, events: Any) -> None:
+        """EventError when a typed input (pyarrow table, pandas DataFrame) lacks the
+        type or time column; events lacking an attribute are rejected one by one."""
+        columns = getattr(events, "column_names", None)
+        if columns is None and hasattr(events, "columns"):
+            columns = list(events.columns)
+        if columns is None:
+            return
+        for name, option in (
+            (self.fields.type_field, "type_field"),
+            (self.fields.time_field, "time_field"),
+        ):
+            if name not in columns:
+                raise EventError(
+                    f"the input has no column {name!r} ({option}): name the column with {option}"
+                )
 
     def run_detailed(self, events: Any) -> SesRunResult:
         """Match a whole finite input; the matches (ordered by last event, then first
@@ -162,9 +234,25 @@ class SesQuery:
 
     def explain(self) -> str:
         """The pattern, the output and how it is evaluated."""
+        kind = _ALGORITHM_TEXT[self.algorithm]
         lines = [
-            f"engine: {self.engine} (automaton-based SES matcher, match-window paper "
-            "section 5, over plain match windows: no pre-processing)",
+            f"algorithm: {self.algorithm} ({kind}" + (f"; {AUTO_REASON})" if self.auto else ")"),
+            f"preprocessing: {self.flags.name}",
+        ]
+        if self.flags.name == "none":
+            lines.append("  plain match windows (Definition 3), no pre-processing")
+        else:
+            f = self.flags
+            two_phase = TwoPhase(
+                self.pattern,
+                partial(_ALGORITHMS[self.algorithm]),
+                f.filtering,
+                f.partitioning,
+                f.conditions,
+            )
+            # τ is the WITHIN below; the first line gives it in internal units
+            lines += [f"  {line}" for line in two_phase.explain()[1:]]
+        lines += [
             f"output: {self.output} (one of {', '.join(OUTPUTS)})",
             "sets:",
         ]

@@ -18,6 +18,10 @@ here and nowhere else, in two forms:
   - a result over interval events (VLDB 2010, section 2.3) is a match record whose
     ``start``/``end`` are the result's time range, with its ``confidence`` (a float)
     after ``partition`` (``[]``: interval queries have no partition output);
+  - a TPStream match (EDBT 2018) is ``{"situations": {symbol: {"start", "end"}},
+    "partition": [values], "time", "detected"}`` followed by the RETURN values:
+    ``time`` is the match's largest situation end, ``detected`` when it was reported
+    (an end is null for a situation still going on at detection);
   - a rejected event is ``{"id", "position", "reason", "record"}``, ``record`` being the
     event's fields as read;
   - datetimes are UTC (a naive one is taken as UTC, an aware one converted); JSON lines
@@ -58,12 +62,14 @@ from kleene.errors import QueryError
 from kleene.imprecise.result import ImpreciseMatch
 from kleene.io.jsonl import dumps
 from kleene.match import Match, RejectedEvent
+from kleene.tpstream.model import TemporalMatch
 
 if TYPE_CHECKING:
     from kleene.compiler.plan import Plan
 
 MATCH_KEYS = ("ids", "start", "end", "partition")
 INTERVAL_KEYS = (*MATCH_KEYS, "confidence")
+TEMPORAL_KEYS = ("situations", "partition", "time", "detected")
 REJECTED_KEYS = ("id", "position", "reason", "record")
 RETURN_PREFIX = "return:"
 
@@ -138,8 +144,13 @@ def utc(value: Any) -> Any:
     return value
 
 
-def match_record(match: Match | CollapsedMatch | ImpreciseMatch) -> dict[str, Any]:
-    """The output record of one match (or collapsed match, or interval result)."""
+def match_record(
+    match: Match | CollapsedMatch | ImpreciseMatch | TemporalMatch,
+) -> dict[str, Any]:
+    """The output record of one match (or collapsed match, interval result or TPStream
+    match)."""
+    if isinstance(match, TemporalMatch):
+        return _temporal_record(match)
     if isinstance(match, ImpreciseMatch):
         return _interval_record(match)
     if isinstance(match, CollapsedMatch):
@@ -166,6 +177,20 @@ def match_record(match: Match | CollapsedMatch | ImpreciseMatch) -> dict[str, An
     }
     for name, value in match.values().items():
         record[return_key(name)] = utc(value)
+    return record
+
+
+def _temporal_record(match: TemporalMatch) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "situations": {
+            name: {"start": utc(s.start), "end": utc(s.end)} for name, s in match.situations.items()
+        },
+        "partition": utc(list(match.key)),
+        "time": utc(match.time),
+        "detected": utc(match.detected),
+    }
+    for name, value in match.returned.items():
+        record[return_key(name, TEMPORAL_KEYS)] = utc(value)
     return record
 
 

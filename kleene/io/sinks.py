@@ -30,6 +30,7 @@ from kleene.io.jsonl import dumps, to_jsonable, write_lines
 from kleene.io.schema import MATCH_KEYS, match_record, rejected_record
 from kleene.io.writers import commit, partial_beside
 from kleene.match import Match, RejectedEvent
+from kleene.tpstream.model import TemporalMatch
 
 
 def default_rejected_path(output: str | Path) -> Path:
@@ -139,7 +140,9 @@ class MatchSink(_RecordSink):
         self.variables = tuple(variables)
         self.partition_names = tuple(partition_names)
 
-    def add(self, matches: Iterable[Match | CollapsedMatch | ImpreciseMatch]) -> int:
+    def add(
+        self, matches: Iterable[Match | CollapsedMatch | ImpreciseMatch | TemporalMatch]
+    ) -> int:
         """Write matches; returns how many."""
         records = [match_record(m) for m in matches]
         self._write(records)

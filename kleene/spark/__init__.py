@@ -29,6 +29,7 @@ from pyspark.sql import DataFrame
 from kleene.spark import batch
 from kleene.spark._session import ensure_python_env, local_session, session
 from kleene.spark.batch import Layout, MatchResult
+from kleene.spark.eventsets import is_ses, match_ses
 from kleene.spark.intervals import IntervalMatchResult, is_interval, match_intervals
 from kleene.spark.sources import read_event_file, read_event_stream
 from kleene.spark.streaming import (
@@ -47,9 +48,13 @@ def match(df: DataFrame, query: Any, **options: Any) -> MatchResult | IntervalMa
     ``time="interval"``) :func:`kleene.spark.intervals.match_intervals`, which takes the
     same arguments plus the interval options (``lower_field``, ``upper_field``,
     ``uncertainty``, ``u_max``, ``confidence``) and adds ``confidence`` to the match
-    columns and ``position`` to the rejected ones."""
+    columns and ``position`` to the rejected ones; an event-set pattern
+    :func:`kleene.spark.eventsets.match_ses`; a TPStream query (FROM ...) the TPStream
+    pipeline (:mod:`kleene.spark.tpstream`, through ``batch.match``)."""
     if is_interval(query, options):
         return match_intervals(df, query, **options)
+    if is_ses(query):
+        return match_ses(df, query, **options)
     return batch.match(df, query, **options)
 
 

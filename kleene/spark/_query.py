@@ -91,12 +91,23 @@ def resolve_query(
     else:
         base = {"time_field": "timestamp", "type_field": "type", "id_field": "id"}
         text = query
-    given = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
-    merged = {**base, **{k: v for k, v in given.items() if v is not None}, **(options or {})}
+    merged = merged_options(base, time_field, type_field, id_field, options)
     spec = QuerySpec(text, tuple(sorted(merged.items())))
     if isinstance(query, kleene.Query) and merged == base:
         _CACHE.setdefault(spec, query)
     return spec, spec.compile()
+
+
+def merged_options(
+    base: Mapping[str, Any],
+    time_field: str | None,
+    type_field: str | None,
+    id_field: str | None,
+    options: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """A query's options: ``base``, then the field names given, then ``options``."""
+    given = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
+    return {**base, **{k: v for k, v in given.items() if v is not None}, **(options or {})}
 
 
 @dataclass(frozen=True)

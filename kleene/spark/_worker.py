@@ -94,7 +94,8 @@ class GroupMatcher:
         slice_index = key[-1] if self.cuts else None
         time_field = self.spec.columns.time_field
         run = _GroupRun(q.matcher(), self.cuts, slice_index, time_field, self.expand)
-        run.lateness = q.config.allowed_lateness
+        config = getattr(q, "config", None)  # an event-set query allows no lateness
+        run.lateness = config.allowed_lateness if config is not None else 0
         run.id_field = self.spec.columns.id_field
         run.hidden_id = run.id_field if self.added_id else None
         return run

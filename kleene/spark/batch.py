@@ -76,6 +76,7 @@ from kleene.spark._schema import EventColumns, MatchSchema, build_match_schema
 from kleene.spark._session import use_this_python
 from kleene.spark._slicing import SLICE, boundaries, placed_slice_column, with_slices
 from kleene.spark._worker import GroupMatcher
+from kleene.spark.tpstream import temporal_aware
 from kleene.vocabulary import OutputFormat
 
 Method = Literal["map", "group"]
@@ -153,6 +154,7 @@ class MatchResult:
         return self
 
 
+@temporal_aware
 def match(
     df: DataFrame,
     query: str | kleene.Query,

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -45,6 +45,7 @@ from pyspark.sql.streaming import StreamingQuery
 import kleene
 from kleene.errors import EventError, QueryError
 from kleene.imprecise import IntervalQuery
+from kleene.query import is_tpstream
 from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._interval_stream import interval_stream
 from kleene.spark._prepare import INTERNAL_PREFIX, key_columns, with_key
@@ -64,6 +65,8 @@ from kleene.spark._schema import build_match_schema
 from kleene.spark._session import ROCKSDB_PROVIDER, active_session
 from kleene.spark.intervals import is_interval
 from kleene.spark.sources import read_event_stream
+from kleene.spark.tpstream import TemporalStreamResult, match_temporal_stream
+from kleene.tpstream.query import TemporalQuery
 from kleene.vocabulary import OutputFormat
 
 WATERMARK_COLUMN = "kleene__wts"
@@ -112,9 +115,19 @@ class StreamMatchResult:
         return _trigger(stream, available_now, processing_time).start()
 
 
+@overload
+def match_stream(
+    events: DataFrame, query: TemporalQuery, *, checkpoint: str, **options: Any
+) -> TemporalStreamResult: ...
+@overload
+def match_stream(
+    events: DataFrame, query: str | kleene.Query, *, checkpoint: str, **options: Any
+) -> StreamMatchResult: ...
+
+
 def match_stream(
     events: DataFrame,
-    query: str | kleene.Query | IntervalQuery,
+    query: str | kleene.Query | IntervalQuery | TemporalQuery,
     *,
     checkpoint: str,
     watermark: str = "0 seconds",
@@ -123,7 +136,7 @@ def match_stream(
     id_field: str | None = None,
     partition_by: Sequence[str] | str | None = None,
     **compile_options: Any,
-) -> StreamMatchResult:
+) -> StreamMatchResult | TemporalStreamResult:
     """Match ``query`` over a streaming DataFrame of events.
 
     ``watermark`` is Spark's delay threshold (``"10 seconds"``): events may arrive that
@@ -133,7 +146,9 @@ def match_stream(
     query keeps its progress and state.
 
     An interval query (an ``IntervalQuery``, or ``time="interval"`` with its options, a
-    declared ``u_max`` among them) runs as :mod:`kleene.spark._interval_stream` says.
+    declared ``u_max`` among them) runs as :mod:`kleene.spark._interval_stream` says. A
+    TPStream query goes to :func:`kleene.spark.tpstream.match_temporal_stream` (no
+    watermark: its matches leave at their detection time).
     """
     spark = active_session(events.sparkSession)
     if spark.conf.get("spark.sql.streaming.stateStore.providerClass", None) != ROCKSDB_PROVIDER:
@@ -148,7 +163,12 @@ def match_stream(
         ispec, out, ischema = interval_stream(events, query, fields, partition_by, compile_options)
         matches, rejected = split_output(out, ischema)
         return StreamMatchResult(out, matches, rejected, checkpoint, ischema, ispec)
-    assert not isinstance(query, IntervalQuery)
+    if isinstance(query, TemporalQuery) or (isinstance(query, str) and is_tpstream(query)):
+        fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
+        return match_temporal_stream(
+            events, query, checkpoint=checkpoint, **fields, **compile_options
+        )
+    assert not isinstance(query, IntervalQuery | TemporalQuery)
     spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
     columns = spec.columns
     if columns.id_field not in events.columns:

@@ -16,6 +16,7 @@ from kleene.times import time_unit_seconds
 from kleene.tpstream.compile import build_plan
 from kleene.tpstream.model import TemporalMatch, TemporalPattern
 from kleene.tpstream.plan import TemporalPlan
+from kleene.tpstream.planning import SharedPlanner, fixed_order_explanation
 from kleene.tpstream.runtime import TemporalMatcher
 
 
@@ -43,7 +44,9 @@ class TemporalQuery:
     time, type and id), ``time_unit`` (what one unit of a numeric time column is, for
     durations written with a unit), ``low_latency`` (report matches at the earliest
     moment section 5.3 allows, default True; False waits for every situation's end),
-    ``order`` (a fixed evaluation order of the symbols, default the matcher's choice).
+    ``order`` (a fixed evaluation order of the symbols; default: chosen and adapted
+    by one :class:`~kleene.tpstream.planning.SharedPlanner` over all partitions,
+    section 5.4).
     """
 
     def __init__(
@@ -88,6 +91,15 @@ class TemporalQuery:
     def partition_attributes(self) -> tuple[str, ...]:
         return self.plan.partition
 
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """No event variables: a match names situations (``situations``), not events."""
+        return ()
+
+    def check_columns(self, events: Any) -> None:
+        """Nothing to refuse up front: an event lacking an attribute the query reads is
+        rejected with its reason (:mod:`kleene.tpstream.admission`)."""
+
     def fingerprint(self) -> bytes:
         """What a snapshot's state means: the query and the options that change it."""
         f = self.fields
@@ -96,9 +108,15 @@ class TemporalQuery:
 
     # --- evaluation -----------------------------------------------------------------
 
-    def matcher(self, state: bytes | None = None) -> TemporalMatcher:
+    def matcher(
+        self,
+        state: bytes | None = None,
+        on_matches: Callable[[list[TemporalMatch]], object] | None = None,
+    ) -> TemporalMatcher:
         """A push-based matcher (``push``, ``flush``, ``snapshot``, ``take_rejected``);
-        ``state`` resumes from :meth:`TemporalMatcher.snapshot`."""
+        ``state`` resumes from :meth:`TemporalMatcher.snapshot` (the planner's
+        statistics are re-derived, :mod:`kleene.tpstream.planning`); ``on_matches`` is
+        handed the matches as they are found."""
         return TemporalMatcher(
             self.plan,
             self.fields,
@@ -106,6 +124,8 @@ class TemporalQuery:
             make_matcher=_situation_matcher(self.order, self.low_latency),
             fingerprint=self.fingerprint(),
             state=state,
+            planner_options={} if self.order is None else None,
+            on_matches=on_matches,
         )
 
     def run_detailed(self, events: Any | Iterable[Any]) -> TemporalRunResult:
@@ -147,7 +167,22 @@ class TemporalQuery:
             lines.append(f"return {', '.join(self.return_names)}")
         mode = "with low latency (section 5.3)" if self.low_latency else "at their last end"
         lines.append(f"matches reported {mode}")
+        lines.append(self.plan_explanation())
         return "\n".join(lines)
+
+    def plan_explanation(self, matcher: TemporalMatcher | None = None) -> str:
+        """The evaluation order with its estimated cost and why (section 5.4): the
+        shared planner's of ``matcher`` once it has seen events, else the initial plan."""
+        if matcher is not None and matcher.planner is not None:
+            return matcher.planner.explanation()
+        pattern = TemporalPattern(self.plan.symbol_names, self.plan.constraints, 0)
+        if self.order is not None:
+            return fixed_order_explanation(pattern, self.order)
+        return SharedPlanner(pattern).explanation() + (
+            "\n  (one planner for all partitions: their statistics are pooled)"
+            if self.plan.partition
+            else ""
+        )
 
     def __repr__(self) -> str:
         return f"kleene.compile({self.text!r})"

@@ -12,7 +12,7 @@ null). Times leave as they came in (datetimes stay datetimes).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from kleene.tpstream.admission import Admission
 from kleene.tpstream.deriver import Deriver
 from kleene.tpstream.model import Situation, TemporalMatch, TemporalPattern
 from kleene.tpstream.plan import TemporalPlan
+from kleene.tpstream.planning import SharedPlanner
 
 MatcherFactory = Callable[[TemporalPattern], Any]
 
@@ -41,7 +42,11 @@ class Partition:
 class TemporalMatcher:
     """Matches a TPStream plan over events pushed in batches; see the module docstring.
 
-    ``make_matcher(pattern)`` builds one partition's situation matcher."""
+    ``make_matcher(pattern)`` builds one partition's situation matcher; with
+    ``planner_options`` (a dict, maybe empty, of AdaptivePlanner options), one
+    :class:`~kleene.tpstream.planning.SharedPlanner` picks the evaluation order of all
+    of them. ``on_matches`` (optional) is handed the matches of
+    each ``push`` and ``flush`` as they are found."""
 
     def __init__(
         self,
@@ -52,8 +57,13 @@ class TemporalMatcher:
         make_matcher: MatcherFactory,
         fingerprint: bytes,
         state: bytes | None = None,
+        planner_options: Mapping[str, Any] | None = None,
+        on_matches: Callable[[list[TemporalMatch]], object] | None = None,
     ) -> None:
         self.plan = plan
+        self.planner_options = planner_options
+        self.planner: SharedPlanner | None = None
+        self.on_matches = on_matches
         self.time_unit = time_unit
         self.make_matcher = make_matcher
         self.fingerprint = fingerprint
@@ -75,7 +85,9 @@ class TemporalMatcher:
             part.last = e.time
             for m in part.matcher.update(e.time, started, finished):
                 found.append(self._output(m, part.deriver))
-        return found
+            if self.planner is not None and (started or finished):
+                self.planner.observe(part.matcher, self._matchers())
+        return self._handed(found)
 
     def flush(self) -> list[TemporalMatch]:
         """End of input: a situation still going on has no end and is not derived
@@ -84,7 +96,15 @@ class TemporalMatcher:
         for part in self.partitions.values():
             for m in part.matcher.flush(part.last):
                 found.append(self._output(m, part.deriver))
+        return self._handed(found)
+
+    def _handed(self, found: list[TemporalMatch]) -> list[TemporalMatch]:
+        if self.on_matches is not None and found:
+            self.on_matches(found)
         return found
+
+    def _matchers(self) -> Any:
+        return (p.matcher for p in self.partitions.values())
 
     def take_rejected(self) -> list[RejectedEvent]:
         rejected, self.admission.rejected = self.admission.rejected, []
@@ -96,11 +116,15 @@ class TemporalMatcher:
             pattern = self._pattern()
             deriver = Deriver(self.plan, pattern, key)
             part = self.partitions[key] = Partition(deriver, self.make_matcher(pattern), None)
+            if self.planner is not None:
+                self.planner.adopt(part.matcher)
         return part
 
     def _pattern(self) -> TemporalPattern:
         if self.pattern is None:
             self.pattern = self.plan.pattern_for(self.admission.time_kind, self.time_unit)
+            if self.planner_options is not None:
+                self.planner = SharedPlanner(self.pattern, **self.planner_options)
         return self.pattern
 
     # --- output ---------------------------------------------------------------------
@@ -161,6 +185,8 @@ class TemporalMatcher:
             try:
                 part.deriver.restore(snapshot.sequence(derived, "a deriver"))
                 part.matcher = type(part.matcher).restore(self._pattern(), matched)
+                if self.planner is not None:
+                    self.planner.adopt(part.matcher)
             except (KleeneError, TypeError, ValueError, KeyError, IndexError) as e:
                 raise SnapshotError(f"the snapshot's state is malformed ({e})") from None
             part.last = last_time

@@ -118,8 +118,10 @@ def test_options_are_checked() -> None:
         kleene.compile(Q1, output="first")
     with pytest.raises(QueryError, match="does not take strategy"):
         kleene.compile(Q1, strategy="skip_till_any_match")
-    with pytest.raises(QueryError, match="unknown engine"):
-        kleene.compile(Q1, engine="nfa")
+    with pytest.raises(QueryError, match="unknown algorithm"):
+        kleene.compile(Q1, algorithm="nfa")
+    with pytest.raises(QueryError, match="unknown pruning 'fq'"):
+        kleene.compile(Q1, preprocessing="fq")
     with pytest.raises(QueryError, match="unknown time unit"):
         kleene.compile(Q1, time_unit="days")
     assert kleene.compile(Q1, output="earliest_maximal").output == "earliest-maximal"
@@ -185,7 +187,7 @@ def test_snapshots_are_checked() -> None:
 
 def test_explain_names_the_engine_and_constraints() -> None:
     text = kleene.compile(Q1).explain()
-    assert "engine: automaton" in text
+    assert "algorithm: automaton" in text
     assert "B1 = {c, p+}" in text and "B2 = {b}" in text
     assert "prev: prev(p.V) < p.V" in text
     assert "relationship: c.PID = p.PID" in text
@@ -209,7 +211,7 @@ def test_random_runs_and_resumed_matchers_equal_the_oracle(
 def test_malformed_states_are_refused_on_load() -> None:
     from kleene.runtime import snapshot
 
-    q = kleene.compile(Q1, **CHEMO)
+    q = kleene.compile(Q1, preprocessing="none", **CHEMO)  # the plain windows' state
     m = q.matcher()
     m.push(events()[:3])
     tree = snapshot.loads(zlib_body(m.snapshot()))
