@@ -153,21 +153,12 @@ def match_stream(
     spark = active_session(events.sparkSession)
     if spark.conf.get("spark.sql.streaming.stateStore.providerClass", None) != ROCKSDB_PROVIDER:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
-    if is_interval(query, compile_options):  # kleene.spark._interval_stream
-        if watermark != "0 seconds":
-            raise QueryError(
-                "a watermark does not apply to interval events: their arrival order is "
-                "checked against their bounds (VLDB 2010, section 2.2)"
-            )
-        fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
-        ispec, out, ischema = interval_stream(events, query, fields, partition_by, compile_options)
-        matches, rejected = split_output(out, ischema)
-        return StreamMatchResult(out, matches, rejected, checkpoint, ischema, ispec)
-    if isinstance(query, TemporalQuery) or (isinstance(query, str) and is_tpstream(query)):
-        fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
-        return match_temporal_stream(
-            events, query, checkpoint=checkpoint, **fields, **compile_options
-        )
+    fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
+    other = _other_kind_stream(
+        events, query, checkpoint, watermark, fields, partition_by, compile_options
+    )
+    if other is not None:
+        return other
     assert not isinstance(query, IntervalQuery | TemporalQuery)
     spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
     columns = spec.columns
@@ -211,6 +202,37 @@ def match_stream(
     )
     matches, rejected = split_output(output, schema)
     return StreamMatchResult(output, matches, rejected, checkpoint, schema, spec)
+
+
+def _other_kind_stream(
+    events: DataFrame,
+    query: Any,
+    checkpoint: str,
+    watermark: str,
+    fields: dict[str, str | None],
+    partition_by: Sequence[str] | str | None,
+    compile_options: dict[str, Any],
+) -> StreamMatchResult | TemporalStreamResult | None:
+    """The stream of an interval or TPStream query; None for a point query."""
+    if is_interval(query, compile_options):  # kleene.spark._interval_stream
+        if watermark != "0 seconds":
+            raise QueryError(
+                "a watermark does not apply to interval events: their arrival order is "
+                "checked against their bounds (VLDB 2010, section 2.2)"
+            )
+        ispec, out, ischema = interval_stream(events, query, fields, partition_by, compile_options)
+        matches, rejected = split_output(out, ischema)
+        return StreamMatchResult(out, matches, rejected, checkpoint, ischema, ispec)
+    if isinstance(query, TemporalQuery) or (isinstance(query, str) and is_tpstream(query)):
+        if watermark != "0 seconds" or partition_by is not None:
+            raise QueryError(
+                "watermark and partition_by do not apply to a TPStream query: it is split "
+                "by its own PARTITION BY and its events are matched in time order per key"
+            )
+        return match_temporal_stream(
+            events, query, checkpoint=checkpoint, **fields, **compile_options
+        )
+    return None
 
 
 def run_stream_to_parquet(

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
-from kleene.errors import EventError
+from kleene.errors import EventError, QueryError
 from kleene.match import RejectedEvent
 from kleene.query import is_tpstream
 from kleene.spark._prepare import with_positions
@@ -39,7 +39,7 @@ from kleene.tpstream.query import TemporalQuery
 _SPARK_TYPES = {"string": T.StringType(), "int64": T.LongType(), "binary": T.BinaryType()}
 _ALL = "kleene__all"
 # kleene.spark.match's options about SASE+ partitioning, slicing and scanning
-_SASE_ONLY = ("partition_by", "slice", "spark", "method", "pushdown")
+_SASE_ONLY = ("partition_by", "slice", "method", "pushdown")
 _ID = "kleene__id"
 _SPARK_OUTPUT = T.StructType([T.StructField(f.name, _SPARK_TYPES[str(f.type)]) for f in OUTPUT])
 
@@ -130,14 +130,21 @@ def is_temporal(query: object) -> bool:
 
 def temporal_aware(match: F_) -> F_:
     """``kleene.spark.match`` that hands TPStream queries to :func:`match_temporal`
-    (the field options go along, the SASE+ layout options do not apply)."""
+    (the field options go along; the SASE+ layout options do not apply and are refused:
+    a TPStream query is split by its own PARTITION BY)."""
 
     @functools.wraps(match)
     def dispatch(df: DataFrame, query: Any, **options: Any) -> Any:
         if not is_temporal(query):
             return match(df, query, **options)
-        given = {k: v for k, v in options.items() if k not in _SASE_ONLY}
-        return match_temporal(df, query, **given)
+        refused = sorted(k for k, v in options.items() if k in _SASE_ONLY and v is not None)
+        if refused:
+            raise QueryError(
+                f"{', '.join(refused)} do(es) not apply to a TPStream query: it is split by "
+                "its own PARTITION BY clause; leave these options out"
+            )
+        options.pop("spark", None)  # the DataFrame's session runs it
+        return match_temporal(df, query, **options)
 
     return cast(F_, dispatch)
 
