@@ -322,13 +322,11 @@ def compile(
     A text whose first keyword is FROM is a TPStream query (situations and temporal
     patterns, :class:`kleene.tpstream.query.TemporalQuery` and its options).
     Raises QuerySyntaxError / QueryError."""
-    if time == "point" and _TPSTREAM.match(text):
-        time = "situation"
     kind = QUERY_KINDS.get(time)
     if kind is None:
         raise QueryError(f"unknown time model {time!r}; expected one of: {', '.join(QUERY_KINDS)}")
-    if time == "point" and is_ses(text):
-        return SesQuery(text, **options)
+    if time == "point":
+        kind = next((k for detects, k in TEXT_KINDS if detects(text)), kind)
     return kind(text, **options)
 
 
@@ -346,3 +344,11 @@ _TPSTREAM = re.compile(r"(?:\s+|//[^\r\n]*|/\*.*?\*/)*FROM\b", re.IGNORECASE | r
 def is_tpstream(text: str) -> bool:
     """Whether a query text is a TPStream query (its first keyword is FROM)."""
     return _TPSTREAM.match(text) is not None
+
+
+#: Kinds of query over point events told apart by their text, tried in order before
+#: the SASE+ default: a new language over point events registers its detector here.
+TEXT_KINDS: list[tuple[Callable[[str], bool], Callable[..., Any]]] = [
+    (is_tpstream, TemporalQuery),
+    (is_ses, SesQuery),
+]
