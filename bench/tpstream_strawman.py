@@ -229,8 +229,8 @@ def _plot(rows: list[dict[str, Any]]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    labels = [f"{r['question']}\n{r['engine']}" for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 1.2 + 0.4 * len(rows)))
+    labels = [f"{r['question']}: {r['engine']}" for r in rows]
     axes[0].barh(labels, [r["events_per_s"] for r in rows])
     axes[0].set_xscale("log")
     axes[0].set_xlabel("events per second (log)")
