@@ -49,8 +49,23 @@ class _Layout:
     note: str = ""
 
 
+class _Rows:
+    """Typed ``matches`` and ``rejected`` of the combined layout ``rows``."""
+
+    rows: DataFrame
+    schema: TemporalSchema
+
+    @property
+    def matches(self) -> DataFrame:
+        return split(self.rows, self.schema)[0]
+
+    @property
+    def rejected(self) -> DataFrame:
+        return split(self.rows, self.schema)[1]
+
+
 @dataclass
-class TemporalMatchResult:
+class TemporalMatchResult(_Rows):
     """The rows of a TPStream run: ``matches`` and ``rejected`` are typed DataFrames
     (:mod:`kleene.spark._tpstream_schema` lists their columns); ``rows`` has both in
     one combined layout, which :meth:`collect` reads."""
@@ -63,14 +78,6 @@ class TemporalMatchResult:
     def layout(self) -> _Layout:
         """One group per PARTITION BY key, nothing to note (as ``MatchResult.layout``)."""
         return _Layout()
-
-    @property
-    def matches(self) -> DataFrame:
-        return split(self.rows, self.schema)[0]
-
-    @property
-    def rejected(self) -> DataFrame:
-        return split(self.rows, self.schema)[1]
 
     def collect(self) -> tuple[list[TemporalMatch], list[RejectedEvent]]:
         """The matches and the rejected events as the local engine's objects, in its
@@ -188,7 +195,7 @@ def _group_function(query: TemporalQuery, schema: TemporalSchema) -> Callable[[A
 
 
 @dataclass
-class TemporalStreamResult:
+class TemporalStreamResult(_Rows):
     """The streaming output of :func:`match_temporal_stream`: ``rows`` (the combined
     layout of :class:`TemporalMatchResult`), typed ``matches`` and ``rejected`` (each
     started on its own runs the matchers once more) and the checkpoint location its run
@@ -197,14 +204,6 @@ class TemporalStreamResult:
     rows: DataFrame
     checkpoint: str
     schema: TemporalSchema
-
-    @property
-    def matches(self) -> DataFrame:
-        return split(self.rows, self.schema)[0]
-
-    @property
-    def rejected(self) -> DataFrame:
-        return split(self.rows, self.schema)[1]
 
     def to_parquet(self, path: str, *, available_now: bool = True) -> StreamingQuery:
         """Start the query appending its rows to Parquet files under ``path``."""
