@@ -39,9 +39,9 @@ from kleene.compiler.returns import ValueType
 from kleene.errors import QueryError
 from kleene.io.schema import RETURN_PREFIX, match_id, partition_text, plain, record_json
 from kleene.match import RejectedEvent
-from kleene.spark._decode import Converter, _typed_partition, partition_types
+from kleene.spark._decode import Converter, partition_types, typed_partition
 from kleene.spark._rows import KIND, MATCH_KIND, REASON, RECORD, REJECTED_ID, REJECTED_KIND
-from kleene.spark._schema import _INTEGRAL, EventColumns, _AttrTypes, _micros, spark_type
+from kleene.spark._schema import AttrTypes, EventColumns, spark_type
 from kleene.tpstream.model import Situation, TemporalMatch
 from kleene.tpstream.query import TemporalQuery
 
@@ -105,7 +105,7 @@ def temporal_schema(
     by_name = {f.name: f.dataType for f in schema.fields}
     id_type = by_name.get(columns.id_field, T.LongType())
     time_type = by_name.get(columns.time_field, T.DoubleType())
-    attrs = _AttrTypes(by_name, columns, id_type, time_type)
+    attrs = AttrTypes(by_name, columns, id_type, time_type)
     types = tuple(_return_type(r.type, attrs) for r in query.plan.returns)
     clash = sorted(set(query.symbols) & set(FIXED))
     if clash:
@@ -117,16 +117,17 @@ def temporal_schema(
     )
 
 
-def _return_type(vt: ValueType, attrs: _AttrTypes) -> T.DataType:
+def _return_type(vt: ValueType, attrs: AttrTypes) -> T.DataType:
     """A RETURN type as a Spark type: a duration is a number of time units (seconds, a
     double, for datetimes); arithmetic over one is resolved here, the rest by
     :func:`kleene.spark._schema.spark_type`."""
     if vt.kind == "duration":
         time = attrs.time_type
-        return T.LongType() if isinstance(time, _INTEGRAL) else T.DoubleType()
-    if vt.kind == "number":
-        operands = [_micros(_return_type(o, attrs)) for o in vt.operands]
-        return T.LongType() if all(isinstance(o, _INTEGRAL) for o in operands) else T.DoubleType()
+        return T.LongType() if isinstance(time, T.IntegralType) else T.DoubleType()
+    if vt.kind == "number":  # datetimes take part as microseconds, integers
+        operands = [_return_type(o, attrs) for o in vt.operands]
+        whole = (T.IntegralType, T.TimestampType, T.TimestampNTZType)
+        return T.LongType() if all(isinstance(o, whole) for o in operands) else T.DoubleType()
     return spark_type(vt, attrs)
 
 
@@ -202,7 +203,7 @@ def decoded(
 
 
 def _match(row: Mapping[str, Any], schema: TemporalSchema, types: list[Converter]) -> TemporalMatch:
-    key = _typed_partition(row["partition"] or (), types)
+    key = typed_partition(row["partition"] or (), types)
     situations = {}
     for name in schema.symbols:
         s = row[name]
