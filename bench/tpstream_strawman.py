@@ -9,7 +9,7 @@ attributes A, B, C; situations 10-100 s, gaps 10-50 s):
 Engines:
 
 * **TPStream**: ``kleene.compile("FROM Synthetic ...")``, low-latency matcher.
-* **SASE+ two phases** (the first straw man): one kleene SASE+ query per situation
+* **SASE+ two queries** (the first straw man): one kleene SASE+ query per situation
   derives it from the point events (``SEQ(p, s+, q)`` under strict contiguity: not S, a
   run of S, not S), the derived situations become events stamped with their end, and a
   second SASE+ query (skip till any match) finds the sequence of situations in end order,
@@ -19,17 +19,22 @@ Engines:
   sequence of point events, ``SEQ(p, x+, y+, z)`` under strict contiguity, reported at
   A's end like TPStream. kleene has one event selection strategy per query, so the
   ``disconnected`` question (contiguous runs, skipped gaps) has no single-query form.
-* **Flink SQL MATCH_RECOGNIZE** (second straw man, ``overlap`` only, when
-  bench/peers/.venv-flink exists): bench/peers/run_flink_tpstream.py, the job's net run
-  time as Flink reports it (after a warm-up job), CPU of the JVM and Python over the job.
+* **Flink SQL MATCH_RECOGNIZE** (when bench/peers/.venv-flink exists; set up by
+  ``bash bench/peers/setup.sh flink``): bench/peers/run_flink_tpstream.py, both straw
+  men. *Two queries*: query 1 derives each situation with a MATCH_RECOGNIZE
+  (``PATTERN (P S+ Q)``), query 2 matches the sequence of situations in end order with
+  a MATCH_RECOGNIZE (and, for ``disconnected``, an interval join: A before B pairs many
+  to many, which MATCH_RECOGNIZE's one match per start row cannot enumerate). *One
+  query* (``overlap`` only): ``PATTERN (P X*? W Y+ Z)``. Measured: CPU of the JVM and
+  Python over the job (after a warm-up job); the net run time Flink reports is printed.
 
 Matches are compared as sets of (situation starts) and must be equal. Throughput is
 events per CPU second (kleene: fastest of ``--repeat`` runs in this process; Flink: CPU
 of the JVM and Python over the measured job); latency is application time, mean
 detection time minus TPStream's.
-Neither straw man can express duration constraints on a situation still running at the
-match (``AT LEAST`` on B in the one-query form), nor aggregates over a situation whose
-events the one-query form splits (A's events are x[] and part of y[]).
+The one-query straw man cannot express duration constraints on a situation still
+running at the match (``AT LEAST`` on B), nor aggregates over a situation whose events
+it splits (A's events are x[] and part of y[]).
 
     python -m bench.tpstream_strawman [--events N] [--window W] [--repeat R] [--no-flink]
 """
@@ -80,6 +85,8 @@ WHERE strict_contiguity { p.A = false and x[i].A = true and x[x.LEN].B = false
   and y[i].A = true and y[i].B = true and z.A = false and z.B = true }
 WITHIN 1000 RETURN x[1].timestamp AS a, y[1].timestamp AS b, z.timestamp AS t"""
 
+FORMS = {"two": "two queries", "one": "one query"}
+
 Found = dict[tuple[int, ...], int]  # situation starts -> detection time
 
 
@@ -125,12 +132,17 @@ def one_query(data: pa.Table) -> Found:
     }
 
 
-def flink(data: pa.Table) -> tuple[Found, dict[str, Any]]:
+def flink(data: pa.Table, question: str, form: str, window: int) -> tuple[Found, dict[str, Any]]:
+    """One Flink job of bench/peers/run_flink_tpstream.py: its matches (situation starts
+    -> detection time) and its summary."""
+    names = ["A", "B"] if question == "overlap" else ["A", "B", "C"]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "events.parquet"
-        pq.write_table(data.select(["timestamp", "A", "B"]), path)
+        pq.write_table(data.select(["timestamp", *names]), path)
+        command = [str(FLINK), "run_flink_tpstream.py", "--input", str(path), "--workdir", tmp]
+        command += ["--form", form, "--question", question, "--window", str(window)]
         done = subprocess.run(
-            [str(FLINK), "run_flink_tpstream.py", "--input", str(path), "--workdir", tmp],
+            command,
             cwd=PEERS,
             capture_output=True,
             text=True,
@@ -138,7 +150,7 @@ def flink(data: pa.Table) -> tuple[Found, dict[str, Any]]:
         )
     lines = [json.loads(x) for x in done.stdout.splitlines() if x.startswith(("[", "{"))]
     summary = lines[-1]["summary"]
-    return {(a, b): t for a, b, t in lines[:-1]}, summary
+    return {tuple(m[:-1]): m[-1] for m in lines[:-1]}, summary
 
 
 def timed(fn: Callable[[], Found], repeat: int) -> tuple[float, Found]:
@@ -157,17 +169,22 @@ def compare(question: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     w = 1000 if question == "overlap" else args.window
     engines: dict[str, Callable[[], Found]] = {
         "TPStream": lambda: tpstream(data, relations, names, w),
-        "SASE+ two phases": lambda: two_phases(data, seq, where, names, w),
+        "SASE+ two queries": lambda: two_phases(data, seq, where, names, w),
     }
     if question == "overlap":
         engines["SASE+ one query"] = lambda: one_query(data)
     results = {name: timed(fn, args.repeat) for name, fn in engines.items()}
-    if question == "overlap" and FLINK.exists() and not args.no_flink:
-        found, summary = flink(data)
-        # CPU of the JVM and Python over the job, like the CPU time of the kleene runs
-        # (the net run time Flink reports is wall time, which the shared machine inflates)
-        results["Flink MATCH_RECOGNIZE one query"] = (summary["cpu_seconds"], found)
-        print(f"Flink: net run time {summary['seconds']:.2f} s, CPU {summary['cpu_seconds']:.2f} s")
+    if FLINK.exists() and not args.no_flink:
+        forms = ["two", "one"] if question == "overlap" else ["two"]
+        for form in forms:
+            found, summary = flink(data, question, form, w)
+            # CPU of the JVM and Python over the job, like the CPU time of the kleene runs
+            # (the net run time Flink reports is wall time, which the shared machine inflates)
+            results[f"Flink MATCH_RECOGNIZE {FORMS[form]}"] = (summary["cpu_seconds"], found)
+            print(
+                f"Flink {FORMS[form]} on {question}: net run time {summary['seconds']:.2f} s, "
+                f"CPU {summary['cpu_seconds']:.2f} s"
+            )
     base_cpu, base = results["TPStream"]
     rows = []
     for name, (cpu, found) in results.items():
@@ -212,8 +229,8 @@ def _plot(rows: list[dict[str, Any]]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    labels = [f"{r['question']}\n{r['engine']}" for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 1.2 + 0.4 * len(rows)))
+    labels = [f"{r['question']}: {r['engine']}" for r in rows]
     axes[0].barh(labels, [r["events_per_s"] for r in rows])
     axes[0].set_xscale("log")
     axes[0].set_xlabel("events per second (log)")

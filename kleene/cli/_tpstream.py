@@ -42,6 +42,8 @@ def compile_tpstream(text: str, args: argparse.Namespace, fields: dict[str, Any]
             EXIT_USAGE,
         )
     options = {k: v for k, v in fields.items() if k in _FIELDS and v is not None}
+    if "max_matches" in fields:  # None: no limit (kleene run --max-matches 0)
+        options["max_matches"] = fields["max_matches"]
     return TemporalQuery(text, **options)
 
 

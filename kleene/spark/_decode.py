@@ -41,7 +41,7 @@ def matches_from_rows(
             positions={},
             start=row["start"],
             end=row["end"],
-            partition=_typed_partition(row["partition"] or (), partition_types),
+            partition=typed_partition(row["partition"] or (), partition_types),
             returned={name: row[column] for name, column in returns},
         )
         for row in rows
@@ -71,7 +71,7 @@ def collapsed_from_rows(
             last_fixed=frozenset(row["last_fixed"] or ()),
             start=row["start"],
             end=row["end"],
-            partition=_typed_partition(row["partition"] or (), partition_types),
+            partition=typed_partition(row["partition"] or (), partition_types),
             exact=bool(row["exact"]),
             _expand=_no_events,
         )
@@ -129,7 +129,7 @@ def partition_types(schema: T.StructType, names: Sequence[str]) -> list[Converte
     return converters
 
 
-def _typed_partition(values: Sequence[Any], converters: Sequence[Converter]) -> tuple[Any, ...]:
+def typed_partition(values: Sequence[Any], converters: Sequence[Converter]) -> tuple[Any, ...]:
     if len(converters) != len(values):
         return tuple(values)
     out = []

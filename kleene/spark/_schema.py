@@ -102,7 +102,7 @@ def build_match_schema(
     by_name = {f.name: f.dataType for f in schema.fields}
     id_type = by_name.get(columns.id_field, T.LongType())
     time_type = by_name.get(columns.time_field, T.DoubleType())
-    attr_types = _AttrTypes(by_name, columns, id_type, time_type)
+    attr_types = AttrTypes(by_name, columns, id_type, time_type)
     return_types = tuple(spark_type(item.type, attr_types) for item in plan.return_items)
     ms = MatchSchema(variables, plan.return_names, id_type, time_type, return_types)
     ms.columns.check_matches()
@@ -110,7 +110,7 @@ def build_match_schema(
 
 
 @dataclass(frozen=True)
-class _AttrTypes:
+class AttrTypes:
     by_name: Mapping[str, T.DataType]
     columns: EventColumns
     id_type: T.DataType
@@ -134,7 +134,7 @@ _FIXED = {
 }
 
 
-def spark_type(vt: ValueType, attrs: _AttrTypes) -> T.DataType:
+def spark_type(vt: ValueType, attrs: AttrTypes) -> T.DataType:
     """The Spark type of a RETURN item's values (:class:`kleene.compiler.returns.ValueType`
     resolved against the input's column types)."""
     if vt.kind in _FIXED:

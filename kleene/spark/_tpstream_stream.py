@@ -19,12 +19,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import TimerValues
 
 from kleene.errors import SnapshotError
 from kleene.spark._prepare import INTERNAL_PREFIX
-from kleene.spark._tpstream_worker import OUTPUT, compiled, match_row, rejected_row
+from kleene.spark._tpstream_schema import TemporalSchema, match_row, rejected_row
+from kleene.spark._tpstream_worker import compiled, to_arrow
 
 MICROS = f"{INTERNAL_PREFIX}us"
 
@@ -32,14 +34,18 @@ MICROS = f"{INTERNAL_PREFIX}us"
 class TemporalProcessor(StatefulProcessor):
     """One TPStream matcher per key, kept as a snapshot in Spark state."""
 
-    def __init__(self, text: str, options: dict[str, Any], datetime_time: bool) -> None:
+    def __init__(
+        self, text: str, options: dict[str, Any], datetime_time: bool, schema: TemporalSchema
+    ) -> None:
         self.text = text
         self.options = options
         self.datetime_time = datetime_time
+        self.schema = schema
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.state = handle.getValueState("kleene_tpstream", "snapshot binary")
         self.query = compiled(self.text, self.options)
+        self.arrow = to_arrow_schema(self.schema.combined(), timezone="UTC")
 
     def handleInputRows(
         self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
@@ -63,11 +69,12 @@ class TemporalProcessor(StatefulProcessor):
                 "To start over, give the stream a new checkpoint location"
             ) from None
         found = matcher.push(events.reset_index(drop=True))
-        out = [match_row(m, 0, k) for k, m in enumerate(found)]
-        out += [rejected_row(r) for r in matcher.take_rejected()]
+        out = [match_row(self.schema, m, 0, k) for k, m in enumerate(found)]
+        own = f.id_field in events.columns
+        out += [rejected_row(r, own) for r in matcher.take_rejected()]
         self.state.update((matcher.snapshot(),))
         if out:
-            yield pd.DataFrame(out, columns=OUTPUT.names)
+            yield to_arrow(out, self.arrow).to_pandas()
 
     def close(self) -> None:
         pass

@@ -24,6 +24,7 @@ from typing import Any, TypeVar, cast
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming import StreamingQuery
 
 from kleene.errors import EventError, QueryError
@@ -32,16 +33,15 @@ from kleene.query import is_tpstream
 from kleene.spark._prepare import with_positions
 from kleene.spark._schema import EventColumns
 from kleene.spark._session import use_this_python
-from kleene.spark._tpstream_worker import MATCH, OUTPUT, REJECTED, compiled, decode, run_group
+from kleene.spark._tpstream_schema import TemporalSchema, decoded, split, temporal_schema
+from kleene.spark._tpstream_worker import compiled, run_group
 from kleene.tpstream.model import TemporalMatch
 from kleene.tpstream.query import TemporalQuery
 
-_SPARK_TYPES = {"string": T.StringType(), "int64": T.LongType(), "binary": T.BinaryType()}
 _ALL = "kleene__all"
 # kleene.spark.match's options about SASE+ partitioning, slicing and scanning
 _SASE_ONLY = ("partition_by", "slice", "method", "pushdown")
 _ID = "kleene__id"
-_SPARK_OUTPUT = T.StructType([T.StructField(f.name, _SPARK_TYPES[str(f.type)]) for f in OUTPUT])
 
 
 @dataclass(frozen=True)
@@ -49,38 +49,41 @@ class _Layout:
     note: str = ""
 
 
-@dataclass
-class TemporalMatchResult:
-    """The rows of a TPStream run: ``rows`` has ``kind`` (match or rejected),
-    ``order`` and ``seq`` (the local engine's order), ``partition`` and ``record`` (JSON
-    text of the output record, docs/language.md) and ``data`` (the lossless encoding
-    :meth:`collect` reads); ``matches`` and ``rejected`` are its two kinds."""
+class _Rows:
+    """Typed ``matches`` and ``rejected`` of the combined layout ``rows``."""
 
     rows: DataFrame
+    schema: TemporalSchema
+
+    @property
+    def matches(self) -> DataFrame:
+        return split(self.rows, self.schema)[0]
+
+    @property
+    def rejected(self) -> DataFrame:
+        return split(self.rows, self.schema)[1]
+
+
+@dataclass
+class TemporalMatchResult(_Rows):
+    """The rows of a TPStream run: ``matches`` and ``rejected`` are typed DataFrames
+    (:mod:`kleene.spark._tpstream_schema` lists their columns); ``rows`` has both in
+    one combined layout, which :meth:`collect` reads."""
+
+    rows: DataFrame
+    schema: TemporalSchema
+    input_schema: T.StructType
 
     @property
     def layout(self) -> _Layout:
         """One group per PARTITION BY key, nothing to note (as ``MatchResult.layout``)."""
         return _Layout()
 
-    @property
-    def matches(self) -> DataFrame:
-        return self.rows.where(F.col("kind") == MATCH).drop("kind")
-
-    @property
-    def rejected(self) -> DataFrame:
-        return self.rows.where(F.col("kind") == REJECTED).drop("kind", "partition")
-
     def collect(self) -> tuple[list[TemporalMatch], list[RejectedEvent]]:
         """The matches and the rejected events as the local engine's objects, in its
-        order (matches by the arrival of the event that reported them)."""
-        rows = sorted(
-            self.rows.select("kind", "order", "seq", "data").collect(),
-            key=lambda r: (r["order"], r["seq"]),
-        )
-        found = [decode(r["kind"], bytes(r["data"])) for r in rows]
-        matches = [m for m in found if isinstance(m, TemporalMatch)]
-        return matches, [r for r in found if isinstance(r, RejectedEvent)]
+        order (matches by the arrival of the event that reported them); written with
+        :class:`kleene.io.MatchSink` they make the local engine's files."""
+        return decoded(self.rows.toArrow().to_pylist(), self.schema, self.input_schema)
 
     def persist(self) -> TemporalMatchResult:
         self.rows = self.rows.persist()
@@ -116,8 +119,10 @@ def match_temporal(
     keys = list(query.partition_attributes)
     if not keys or not set(keys) <= set(df.columns):
         prepared, keys = prepared.withColumn(_ALL, F.lit(0)), [_ALL]
-    rows = prepared.groupBy(*keys).applyInArrow(_group_function(query), _SPARK_OUTPUT)
-    return TemporalMatchResult(rows)
+    schema = temporal_schema(query, df.schema, columns)
+    combined = schema.combined()
+    rows = prepared.groupBy(*keys).applyInArrow(_group_function(query, schema), combined)
+    return TemporalMatchResult(rows, schema, df.schema)
 
 
 F_ = TypeVar("F_", bound=Callable[..., Any])
@@ -174,26 +179,31 @@ def _spec(query: TemporalQuery) -> tuple[str, dict[str, Any]]:
         "time_unit": query.time_unit,
         "low_latency": query.low_latency,
         "order": query.order,
+        "max_matches": query.max_matches,
     }
 
 
-def _group_function(query: TemporalQuery) -> Callable[[Any], Any]:
-    """The group function; it carries the query's text and options."""
+def _group_function(query: TemporalQuery, schema: TemporalSchema) -> Callable[[Any], Any]:
+    """The group function; it carries the query's text and options and the layout."""
     spec = _spec(query)
+    arrow = to_arrow_schema(schema.combined(), timezone="UTC")
 
     def apply(table):  # no annotations: Spark infers the UDF kind from them
-        return run_group(compiled(*spec), table, drop=(_ALL,))
+        return run_group(compiled(*spec), schema, arrow, table, drop=(_ALL,))
 
     return apply
 
 
 @dataclass
-class TemporalStreamResult:
-    """The streaming output of :func:`match_temporal_stream`: ``rows`` (the columns of
-    :class:`TemporalMatchResult`) and the checkpoint location its run keeps state in."""
+class TemporalStreamResult(_Rows):
+    """The streaming output of :func:`match_temporal_stream`: ``rows`` (the combined
+    layout of :class:`TemporalMatchResult`), typed ``matches`` and ``rejected`` (each
+    started on its own runs the matchers once more) and the checkpoint location its run
+    keeps state in."""
 
     rows: DataFrame
     checkpoint: str
+    schema: TemporalSchema
 
     def to_parquet(self, path: str, *, available_now: bool = True) -> StreamingQuery:
         """Start the query appending its rows to Parquet files under ``path``."""
@@ -230,10 +240,13 @@ def match_temporal_stream(
     if not keys or not set(keys) <= set(events.columns):
         events, keys = events.withColumn(_ALL, F.lit(0)), [_ALL]
     text, spec = _spec(query)
+    schema = temporal_schema(
+        query, events.schema, EventColumns(f.time_field, f.type_field, f.id_field)
+    )
     rows = events.groupBy(*keys).transformWithStateInPandas(
-        statefulProcessor=TemporalProcessor(text, spec, datetime_time),
-        outputStructType=_SPARK_OUTPUT,
+        statefulProcessor=TemporalProcessor(text, spec, datetime_time, schema),
+        outputStructType=schema.combined(),
         outputMode="Append",
         timeMode="None",
     )
-    return TemporalStreamResult(rows, checkpoint)
+    return TemporalStreamResult(rows, checkpoint, schema)

@@ -36,6 +36,7 @@ from kleene.tpstream.syntax import (
     TemporalQueryText,
     parse,
 )
+from kleene.tpstream.types import return_type
 
 _RELATIONS = {r.value: r for r in Allen}
 _NEEDS_ATTRIBUTE = ("first", "last", "min", "max", "avg", "sum")
@@ -243,7 +244,7 @@ def _returns(query: TemporalQueryText, check: _Checker) -> tuple[ReturnPlan, ...
             )
         seen.add(item.name)
         value, source, reads = _return_value(item.expr, f"_return{k}")
-        out.append(ReturnPlan(item.name, value, source, reads))
+        out.append(ReturnPlan(item.name, value, source, reads, return_type(item.expr)))
     return tuple(out)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kleene.compiler.returns import STRING, ValueType
 from kleene.errors import EventError
 from kleene.times import MICROS, TIME_UNITS, time_unit_seconds
 from kleene.tpstream.model import Constraint, TemporalPattern, Time
@@ -78,12 +79,14 @@ class SymbolPlan:
 @dataclass(frozen=True)
 class ReturnPlan:
     """One RETURN item: ``value(inputs)`` with ``inputs`` mapping (symbol, aggregate
-    name) to the finished aggregate (None when it has no value); an error is None."""
+    name) to the finished aggregate (None when it has no value); an error is None.
+    ``type`` is the type of its values (:func:`kleene.tpstream.types.return_type`)."""
 
     name: str
     value: Callable[[Mapping[tuple[str, str], Any]], Any]
     source: str
     reads: tuple[tuple[str, str], ...]
+    type: ValueType = STRING
 
 
 @dataclass(frozen=True)

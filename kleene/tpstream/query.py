@@ -11,6 +11,7 @@ from typing import Any
 from kleene.errors import QueryError
 from kleene.events import EventFields, check_input
 from kleene.match import RejectedEvent, rejected_warning
+from kleene.runtime.limits import DEFAULT_MAX_MATCHES
 from kleene.runtime.snapshot import digest
 from kleene.times import time_unit_seconds
 from kleene.tpstream.compile import build_plan
@@ -46,7 +47,8 @@ class TemporalQuery:
     moment section 5.3 allows, default True; False waits for every situation's end),
     ``order`` (a fixed evaluation order of the symbols; default: chosen and adapted
     by one :class:`~kleene.tpstream.planning.SharedPlanner` over all partitions,
-    section 5.4).
+    section 5.4), ``max_matches`` (the matches one matcher may report before
+    :class:`~kleene.errors.MatchLimitError`; None for no limit).
     """
 
     def __init__(
@@ -59,7 +61,10 @@ class TemporalQuery:
         time_unit: str | None = None,
         low_latency: bool = True,
         order: Sequence[str] | None = None,
+        max_matches: int | None = DEFAULT_MAX_MATCHES,
     ) -> None:
+        if max_matches is not None and max_matches < 0:
+            raise ValueError("max_matches must be >= 0 (or None for no limit)")
         self.text = text
         self.plan: TemporalPlan = build_plan(text)
         if time_unit is not None:
@@ -75,6 +80,7 @@ class TemporalQuery:
         self.time_unit = time_unit
         self.low_latency = low_latency
         self.order = None if order is None else tuple(order)
+        self.max_matches = max_matches
 
     # --- facts about the query ----------------------------------------------------
 
@@ -116,7 +122,8 @@ class TemporalQuery:
         """A push-based matcher (``push``, ``flush``, ``snapshot``, ``take_rejected``);
         ``state`` resumes from :meth:`TemporalMatcher.snapshot` (the planner's
         statistics are re-derived, :mod:`kleene.tpstream.planning`); ``on_matches`` is
-        handed the matches as they are found."""
+        handed the matches as they are found, instead of returned; past ``max_matches``
+        matches a call raises :class:`~kleene.errors.MatchLimitError`."""
         return TemporalMatcher(
             self.plan,
             self.fields,
@@ -126,6 +133,7 @@ class TemporalQuery:
             state=state,
             planner_options={} if self.order is None else None,
             on_matches=on_matches,
+            max_matches=self.max_matches,
         )
 
     def run_detailed(self, events: Any | Iterable[Any]) -> TemporalRunResult:

@@ -20,6 +20,7 @@ from kleene.errors import KleeneError, SnapshotError
 from kleene.events import EventFields
 from kleene.match import RejectedEvent
 from kleene.runtime import snapshot
+from kleene.runtime.output import Reporter
 from kleene.times import MICROS, micros_to_datetime
 from kleene.tpstream.admission import Admission
 from kleene.tpstream.deriver import Deriver
@@ -46,7 +47,11 @@ class TemporalMatcher:
     ``planner_options`` (a dict, maybe empty, of AdaptivePlanner options), one
     :class:`~kleene.tpstream.planning.SharedPlanner` picks the evaluation order of all
     of them. ``on_matches`` (optional) is handed the matches of
-    each ``push`` and ``flush`` as they are found."""
+    each ``push`` and ``flush`` as they are found, instead of their return value.
+    ``max_matches`` (None: no limit) bounds the matches reported since the matcher was
+    created or resumed: past it the call hands out the matches up to the limit (to
+    ``on_matches`` if given) and raises :class:`~kleene.errors.MatchLimitError`
+    (:mod:`kleene.runtime.limits`)."""
 
     def __init__(
         self,
@@ -59,11 +64,12 @@ class TemporalMatcher:
         state: bytes | None = None,
         planner_options: Mapping[str, Any] | None = None,
         on_matches: Callable[[list[TemporalMatch]], object] | None = None,
+        max_matches: int | None = None,
     ) -> None:
         self.plan = plan
         self.planner_options = planner_options
         self.planner: SharedPlanner | None = None
-        self.on_matches = on_matches
+        self.reporter: Reporter[TemporalMatch] = Reporter(max_matches, on_matches)
         self.time_unit = time_unit
         self.make_matcher = make_matcher
         self.fingerprint = fingerprint
@@ -99,9 +105,9 @@ class TemporalMatcher:
         return self._handed(found)
 
     def _handed(self, found: list[TemporalMatch]) -> list[TemporalMatch]:
-        if self.on_matches is not None and found:
-            self.on_matches(found)
-        return found
+        out = self.reporter.call()
+        out.extend(found)
+        return out.finish()
 
     def _matchers(self) -> Any:
         return (p.matcher for p in self.partitions.values())

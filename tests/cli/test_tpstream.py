@@ -130,3 +130,24 @@ def test_point_query_options_are_refused(
     done = run_main(monkeypatch, "run", query, "--input", data, "-o", out, *option)
     assert done.code != 0
     assert f"{option[0]} does not apply to a TPStream query" in done.stderr
+
+
+def test_max_matches_stops_a_runaway_pattern(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tests.tpstream.test_limits import RUNAWAY, everything, stream
+
+    query = tmp_path / "runaway.tps"
+    query.write_text(RUNAWAY + "\n", encoding="utf-8")
+    data = tmp_path / "events.jsonl"
+    pd.DataFrame(stream(10)).to_json(data, orient="records", lines=True)
+    out = tmp_path / "out.jsonl"
+    done = run_main(monkeypatch, "run", query, "-i", data, "-o", out, "--max-matches", "12")
+    assert done.code == 1
+    assert "max_matches=12" in done.stderr and "--max-matches" in done.stderr
+    expected = [(m.situations["A"].start, m.situations["B"].start) for m in everything(10)]
+    got = [(r["situations"]["A"]["start"], r["situations"]["B"]["start"]) for r in read_jsonl(out)]
+    assert got == expected[:12]
+    unlimited = run_main(monkeypatch, "run", query, "-i", data, "-o", out, "--max-matches", "0")
+    assert unlimited.code == 0, unlimited.stderr
+    assert len(read_jsonl(out)) == 55

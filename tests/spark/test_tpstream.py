@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import types as T
 
 import kleene.spark as ks
 from kleene.cli import EXIT_OK, main
-from kleene.match import RejectedEvent
-from kleene.spark._tpstream_worker import decode
+from kleene.io.schema import match_record
+from kleene.spark._schema import EventColumns
+from kleene.spark._tpstream_schema import decoded, temporal_schema
 from kleene.tpstream.model import TemporalMatch
 from kleene.tpstream.query import TemporalQuery
 from tests.tpstream.test_runtime import DRIVERS, cars
@@ -70,10 +72,95 @@ def test_match_gives_the_local_engines_objects(spark: SparkSession) -> None:
     frame = spark.createDataFrame(rows)
     found, rejected = ks.match(frame, TemporalQuery(DRIVERS)).collect()
     local = TemporalQuery(DRIVERS).run_detailed(rows)
-    assert found == local.matches and [m.key for m in found] == [(1,), (3,)]
+    # the records and the situations' events; the runtime's own aggregates stay local
+    assert [match_record(m) for m in found] == [match_record(m) for m in local.matches]
+    assert [spans(m) for m in found] == [spans(m) for m in local.matches]
+    assert [m.key for m in found] == [(1,), (3,)]
     assert [(r.position, r.reason) for r in rejected] == [
         (r.position, r.reason) for r in local.rejected
     ]
+
+
+def test_matches_and_rejected_events_are_typed_columns(spark: SparkSession) -> None:
+    rows = awkward()[:-1]
+    result = ks.match(spark.createDataFrame(rows), DRIVERS).persist()
+    time = T.LongType()  # the input's timestamp column
+    situation = T.StructType(
+        [T.StructField(n, time) for n in ("start", "end")]
+        + [T.StructField(n, T.LongType()) for n in ("first", "last")]
+    )
+    types = {f.name: f.dataType for f in result.matches.schema.fields}
+    assert types == {
+        "match_id": T.StringType(),
+        "partition": T.ArrayType(T.StringType()),
+        **{symbol: situation for symbol in "ABC"},
+        "time": time,
+        "detected": time,
+        "id": T.LongType(),  # first(B.car_id): car_id's type
+        "avg_speed": T.DoubleType(),
+        "b_length": time,  # duration(B): a number of time units
+    }
+    local = TemporalQuery(DRIVERS).run_detailed(rows)
+    got = sorted(
+        (
+            r["partition"],
+            {k: (r[k]["start"], r[k]["end"]) for k in "ABC"},
+            r["time"],
+            r["detected"],
+            r["id"],
+            r["avg_speed"],
+            r["b_length"],
+        )
+        for r in result.matches.collect()
+    )
+    assert got == sorted(
+        (
+            [str(v) for v in m.key],
+            {k: (s.start, s.end) for k, s in m.situations.items()},
+            m.time,
+            m.detected,
+            m.returned["id"],
+            m.returned["avg_speed"],
+            m.returned["b_length"],
+        )
+        for m in local.matches
+    )
+    assert len(got) == 2 and got[0][1]["C"][1] is None  # C still going on at detection
+    refused = result.rejected.collect()
+    assert result.rejected.columns == ["id", "position", "reason", "record"]
+    assert sorted((r["position"], r["reason"]) for r in refused) == sorted(
+        (r.position, r.reason) for r in local.rejected
+    )
+    result.unpersist()
+
+
+def test_return_types_follow_the_input_columns() -> None:
+    """Datetime timestamps: starts and ends are timestamps, a duration is seconds (a
+    double); aggregates take their attribute's type; arithmetic widens as in SASE+."""
+    query = TemporalQuery(
+        "FROM S DEFINE A AS S.x > 1, B AS S.y > 2 PATTERN A before B WITHIN 10 "
+        "RETURN start(A) AS s, duration(B) AS d, max(A.x) AS top, sum(B.y) AS total, "
+        "count(B) + 1 AS n, avg(A.x) AS mean, first(A.name) AS name, duration(B) * 2 AS d2"
+    )
+    schema = T.StructType(
+        [
+            T.StructField("timestamp", T.TimestampType()),
+            T.StructField("x", T.IntegerType()),
+            T.StructField("y", T.DoubleType()),
+            T.StructField("name", T.StringType()),
+        ]
+    )
+    layout = temporal_schema(query, schema, EventColumns())
+    assert dict(zip(layout.return_names, layout.return_types, strict=True)) == {
+        "s": T.TimestampType(),
+        "d": T.DoubleType(),
+        "top": T.IntegerType(),
+        "total": T.DoubleType(),
+        "n": T.LongType(),
+        "mean": T.DoubleType(),
+        "name": T.StringType(),
+        "d2": T.DoubleType(),
+    }
 
 
 def test_match_stream_carries_the_matchers_across_micro_batches(
@@ -94,10 +181,8 @@ def test_match_stream_carries_the_matchers_across_micro_batches(
     events = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(str(folder))
     result = ks.match_stream(events, DRIVERS, checkpoint=str(tmp_path / "checkpoint"))
     result.to_parquet(str(tmp_path / "out")).awaitTermination()
-    out = spark.read.parquet(str(tmp_path / "out")).collect()
-    decoded = [decode(r["kind"], bytes(r["data"])) for r in out]
-    found = [m for m in decoded if isinstance(m, TemporalMatch)]
-    refused = [r for r in decoded if isinstance(r, RejectedEvent)]
+    out = spark.read.parquet(str(tmp_path / "out")).toArrow().to_pylist()
+    found, refused = decoded(out, result.schema, schema)
     q = TemporalQuery(DRIVERS)
     local = q.run_detailed(first)
     assert local.matches == []  # nothing is known after the first file
@@ -107,6 +192,10 @@ def test_match_stream_carries_the_matchers_across_micro_batches(
     assert sorted((r.id, r.reason) for r in refused) == sorted(
         (r.id, r.reason) for r in local.rejected
     )
+
+
+def spans(m: TemporalMatch) -> dict[str, tuple[Any, ...]]:
+    return {k: (s.symbol, s.key, s.start, s.end, s.first, s.last) for k, s in m.situations.items()}
 
 
 def by_time(r: dict[str, Any]) -> tuple[Any, ...]:
