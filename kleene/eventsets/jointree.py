@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from kleene.eventsets.compile import pair_test, properties_test
 from kleene.eventsets.model import ConstraintForm, SesMatch, SesPattern
-from kleene.eventsets.selection import check_output, select
+from kleene.eventsets.selection import CompiledPattern, WindowSelection, check_output
 from kleene.eventsets.windows import TIME, each_window
 
 Event = Mapping[str, Any]
@@ -57,6 +57,7 @@ class JoinTreeMatcher:
     def __init__(self, pattern: SesPattern, output: str = "all") -> None:
         self.pattern = pattern
         self.output = check_output(output)
+        self.selection = WindowSelection(CompiledPattern(pattern), self.output)
         self.names = tuple(v.name for v in pattern.variables)
         self.plus = {v.name: v.plus for v in pattern.variables}
         self.set_of = {v.name: v.set_index for v in pattern.variables}
@@ -87,13 +88,16 @@ class JoinTreeMatcher:
         if not events or not self.names:
             return []
         search = _Search(self, events)
-        out = []
+        found: list[tuple[Binding, ...]] = []
         for seed in self.first_set:
             if 0 in search.candidates[seed]:
-                for found in self._join(search, seed):
-                    bindings = {v: tuple(positions[i] for i in b) for v, b in found.items()}
-                    out.append(SesMatch(bindings))
-        return select(out, self.output)
+                found += [tuple(b[n] for n in self.names) for b in self._join(search, seed)]
+        return [
+            SesMatch(
+                {n: tuple(positions[i] for i in b) for n, b in zip(self.names, bs, strict=True)}
+            )
+            for bs in self.selection.keep(search.events, found)
+        ]
 
     def run_all(self, events: Sequence[Event]) -> list[SesMatch]:
         """Every match of a stream in time order: the algorithm on each match window."""

@@ -10,9 +10,11 @@ window (those starting at its first event) is exact.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import bisect
+from collections.abc import Callable, Iterable, Sequence
 
-from kleene.eventsets.model import SesMatch
+from kleene.eventsets.compile import TIME, Row, pair_test, properties_test
+from kleene.eventsets.model import ConstraintForm, SesMatch, SesPattern
 
 OUTPUTS = ("all", "earliest", "maximal", "earliest-maximal")
 
@@ -78,3 +80,135 @@ def _not_maximal(matches: Iterable[SesMatch]) -> set[_Key]:
                 if event > smaller.first and smaller.key() in known:
                     out.add(smaller.key())
     return out
+
+
+# --- selection within one window by testing each witness directly ---------------------
+
+# (the other variable's index, the test, whether this variable is the left side)
+Relation = tuple[int, Callable[[Row, Row], bool], bool]
+#: a substitution by variable index: each variable's window indices, in order
+Bindings = tuple[tuple[int, ...], ...]
+
+
+class CompiledPattern:
+    """A pattern's constraints as callables by variable index (variables in pattern
+    order): what the matchers and :class:`WindowSelection` test."""
+
+    def __init__(self, pattern: SesPattern) -> None:
+        variables = pattern.variables
+        index = {v.name: i for i, v in enumerate(variables)}
+        relations: list[list[Relation]] = [[] for _ in variables]
+        prevs: list[list[Callable[[Row, Row], bool]]] = [[] for _ in variables]
+        for c in pattern.constraints:
+            if c.form is ConstraintForm.RELATIONSHIP:
+                left, right = (index[v] for v in c.variables)
+                test = pair_test(c)
+                relations[left].append((right, test, True))
+                relations[right].append((left, test, False))
+            elif c.form is ConstraintForm.PREV:
+                prevs[index[c.variables[0]]].append(pair_test(c))
+        self.window = pattern.window
+        self.names = tuple(v.name for v in variables)
+        self.plus = tuple(v.plus for v in variables)
+        self.set_of = tuple(v.set_index for v in variables)
+        self.tests = tuple(properties_test(pattern.properties(v.name)) for v in variables)
+        self.relations = tuple(tuple(r) for r in relations)
+        self.prevs = tuple(tuple(p) for p in prevs)
+
+
+class WindowSelection:
+    """Earliest and maximal matches among those starting at a window's first event,
+    each tested against its possible witnesses directly (the readings above): so the
+    result does not depend on which other matches a matcher found, and a matcher may
+    skip building matches that cannot be selected. ``output`` canonical."""
+
+    def __init__(self, compiled: CompiledPattern, output: str) -> None:
+        self.p = compiled
+        self.earliest = output in ("earliest", "earliest-maximal")
+        self.maximal = output in ("maximal", "earliest-maximal")
+
+    def keep(self, events: Sequence[Row], found: Sequence[Bindings]) -> list[Bindings]:
+        """The substitutions of ``found`` (over ``events``, a window in time order) the
+        output keeps."""
+        if not (self.earliest or self.maximal):
+            return list(found)
+        check = _Witnesses(self.p, events)
+        return [
+            b
+            for b in found
+            if not (self.earliest and check.earlier(b)) and not (self.maximal and check.longer(b))
+        ]
+
+
+class _Witnesses:
+    """The witness tests over one window (property results cached per event)."""
+
+    def __init__(self, p: CompiledPattern, events: Sequence[Row]) -> None:
+        self.p = p
+        self.events = events
+        self.times = [e[TIME] for e in events]
+        self._fits: dict[tuple[int, int], bool] = {}
+
+    def fits(self, v: int, i: int) -> bool:
+        key = (v, i)
+        hit = self._fits.get(key)
+        if hit is None:
+            hit = self._fits[key] = self.p.tests[v](self.events[i])
+        return hit
+
+    def _joins(self, b: Bindings, v: int, i: int) -> bool:
+        """Event ``i`` bound to ``v`` keeps the order of consecutive sets and v's
+        relationships with the other variables' events of ``b``."""
+        p, t, row = self.p, self.times[i], self.events[i]
+        s = p.set_of[v]
+        for u, seq in enumerate(b):
+            if u == v:
+                continue
+            if p.set_of[u] == s - 1 and not self.times[seq[-1]] < t:
+                return False
+            if p.set_of[u] == s + 1 and not t < self.times[seq[0]]:
+                return False
+        for u, test, left in p.relations[v]:
+            for j in b[u]:
+                if not (test(row, self.events[j]) if left else test(self.events[j], row)):
+                    return False
+        return True
+
+    def earlier(self, b: Bindings) -> bool:
+        """Whether a binding can be replaced by one starting earlier (not before the
+        first event): ⟨s⟩ alone suffices, as every constraint on a sequence holds for
+        its first event alone."""
+        first = min(seq[0] for seq in b)
+        used = {i for seq in b for i in seq}
+        for v, seq in enumerate(b):
+            for s in range(first, seq[0]):
+                if s not in used and self.fits(v, s) and self._joins(b, v, s):
+                    return True
+        return False
+
+    def longer(self, b: Bindings) -> bool:
+        """Whether a ``v+`` binding can take one more event after the first (at its
+        place in time) and stay a match."""
+        first = min(seq[0] for seq in b)
+        used = {i for seq in b for i in seq}
+        limit = self.times[first] + self.p.window
+        for v, seq in enumerate(b):
+            if not self.p.plus[v]:
+                continue
+            for e in range(first + 1, len(self.events)):
+                if self.times[e] > limit:
+                    break
+                if e in used or not self.fits(v, e):
+                    continue
+                at = bisect.bisect(seq, e)
+                if at and not self._prev(v, seq[at - 1], e):
+                    continue
+                if at < len(seq) and not self._prev(v, e, seq[at]):
+                    continue
+                if self._joins(b, v, e):
+                    return True
+        return False
+
+    def _prev(self, v: int, earlier: int, later: int) -> bool:
+        a, b = self.events[earlier], self.events[later]
+        return all(test(a, b) for test in self.p.prevs[v])
