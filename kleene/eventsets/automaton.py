@@ -101,7 +101,9 @@ class AutomatonMatcher:
         )
         self._later = later
         #: per variable: the variables it has a relationship with, those of the next set
-        self._related = tuple(sum(1 << u for u, _, _ in p.relations[v]) for v in range(m))
+        self._related = tuple(
+            sum(1 << u for u in {u for u, _, _ in p.relations[v]}) for v in range(m)
+        )
         self._next = tuple(
             self.sets[p.set_of[v] + 1] if p.set_of[v] + 1 < len(self.sets) else 0 for v in range(m)
         )
@@ -116,6 +118,8 @@ class AutomatonMatcher:
         # the variables whose properties an event satisfies, by stream position (an
         # event is in several windows); each entry keeps its row, to know it is the same
         self._fits: dict[int, tuple[Row, tuple[int, ...]]] = {}
+        #: instances built for the last window (what selection while matching saves)
+        self.built = 0
 
     # --- algorithm A -----------------------------------------------------------------
 
@@ -170,6 +174,7 @@ class AutomatonMatcher:
         instances = [_Instance(0, 0, empty, first_time)]
         found: list[Bindings] = []
         prune = self._earlier or self._longer
+        self.built = 0
         for k, row in enumerate(events):
             time = row[TIME]
             if time - first_time > self.pattern.window:
@@ -194,6 +199,7 @@ class AutomatonMatcher:
                             skipped.append(_Witness(v, k, time, longer, True))
                 if skipped:
                     instances[n] = inst._replace(witnesses=inst.witnesses + tuple(skipped))
+            self.built += len(grown)
             if k == 0:
                 instances = grown  # the first event is bound: every match starts there
             else:
