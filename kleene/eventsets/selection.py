@@ -132,7 +132,7 @@ class WindowSelection:
         output keeps."""
         if not (self.earliest or self.maximal):
             return list(found)
-        check = _Witnesses(self.p, events)
+        check = Witnesses(self.p, events)
         return [
             b
             for b in found
@@ -140,8 +140,11 @@ class WindowSelection:
         ]
 
 
-class _Witnesses:
-    """The witness tests over one window (property results cached per event)."""
+class Witnesses:
+    """The witness tests over one window (property results cached per event). A
+    substitution may be partial (unbound variables as empty tuples, the first event
+    bound): ``variables`` limits the bindings tried and ``taken`` tells which events
+    the variables still to bind may use, which no witness may then use."""
 
     def __init__(self, p: CompiledPattern, events: Sequence[Row]) -> None:
         self.p = p
@@ -162,7 +165,7 @@ class _Witnesses:
         p, t, row = self.p, self.times[i], self.events[i]
         s = p.set_of[v]
         for u, seq in enumerate(b):
-            if u == v:
+            if u == v or not seq:
                 continue
             if p.set_of[u] == s - 1 and not self.times[seq[-1]] < t:
                 return False
@@ -174,31 +177,45 @@ class _Witnesses:
                     return False
         return True
 
-    def earlier(self, b: Bindings) -> bool:
+    def earlier(
+        self,
+        b: Bindings,
+        variables: Iterable[int] | None = None,
+        taken: Callable[[int], bool] | None = None,
+    ) -> bool:
         """Whether a binding can be replaced by one starting earlier (not before the
         first event): ⟨s⟩ alone suffices, as every constraint on a sequence holds for
         its first event alone."""
-        first = min(seq[0] for seq in b)
+        first = min(seq[0] for seq in b if seq)
         used = {i for seq in b for i in seq}
-        for v, seq in enumerate(b):
-            for s in range(first, seq[0]):
-                if s not in used and self.fits(v, s) and self._joins(b, v, s):
+        for v in range(len(b)) if variables is None else variables:
+            seq = b[v]
+            for s in range(first, seq[0] if seq else first):
+                if s in used or (taken is not None and taken(s)):
+                    continue
+                if self.fits(v, s) and self._joins(b, v, s):
                     return True
         return False
 
-    def longer(self, b: Bindings) -> bool:
+    def longer(
+        self,
+        b: Bindings,
+        variables: Iterable[int] | None = None,
+        taken: Callable[[int], bool] | None = None,
+    ) -> bool:
         """Whether a ``v+`` binding can take one more event after the first (at its
         place in time) and stay a match."""
-        first = min(seq[0] for seq in b)
+        first = min(seq[0] for seq in b if seq)
         used = {i for seq in b for i in seq}
         limit = self.times[first] + self.p.window
-        for v, seq in enumerate(b):
-            if not self.p.plus[v]:
+        for v in range(len(b)) if variables is None else variables:
+            seq = b[v]
+            if not (self.p.plus[v] and seq):
                 continue
             for e in range(first + 1, len(self.events)):
                 if self.times[e] > limit:
                     break
-                if e in used or not self.fits(v, e):
+                if e in used or not self.fits(v, e) or (taken is not None and taken(e)):
                     continue
                 at = bisect.bisect(seq, e)
                 if at and not self._prev(v, seq[at - 1], e):

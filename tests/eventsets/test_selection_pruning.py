@@ -93,13 +93,16 @@ def test_maximal_builds_a_linear_number_of_instances(output: str) -> None:
     assert len(everything.matches(rows, range(12))) == 2**11
 
 
-def test_earliest_builds_one_instance_per_event_for_a_set() -> None:
-    # Pset of distinct labels without relationships: an instance that skips an event
-    # of an unbound variable is dropped, so only the earliest choice survives
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_earliest_builds_one_instance_per_event_for_a_set(algorithm: str) -> None:
+    # Pset of distinct labels without relationships: 5^5 matches start at the first
+    # event; an instance (a partial join) that passes over an event of a variable it
+    # has not bound, which no other variable may take, is dropped, so only the
+    # earliest choice survives: each A..F taken at its first occurrence
     labels = "ABCDEF"
     rows = [_row(labels[t % 6], t) for t in range(30)]
     query = f"PATTERN SEQ({{{', '.join(f'{c} {c.lower()}' for c in labels)}}}) WITHIN 40"
-    matcher = AutomatonMatcher(ses_pattern(query), "earliest")
+    matcher = ALGORITHMS[algorithm](ses_pattern(query), "earliest")
     found = matcher.matches(rows, range(30))
     assert _keys(found) == [SesMatch({c.lower(): (i,) for i, c in enumerate(labels)}).key()]
     assert matcher.built <= len(rows)
@@ -129,3 +132,15 @@ def test_selecting_while_matching_equals_the_oracle(
             a = partial(algorithm, output=output)
             strategy = TwoPhase(pattern, a, f.filtering, f.partitioning, f.conditions)
             assert _keys(strategy.run(rows)) == expected, (name, pruning)
+
+
+def test_a_witness_event_a_later_variable_may_take_prunes_nothing() -> None:
+    # the join tree binds b before c (fewer candidates); b/<e2> passes over B@1, but
+    # c may take that event (both are B), so {a/e0, b/e2, c/e1} is earliest
+    query = "PATTERN SEQ({A a, B b, B+ c}) WHERE b.x = 1 WITHIN 9"
+    rows = [_row("A", 0), _row("B", 1, x=1), _row("B", 2, x=1), _row("B", 3, x=0)]
+    expected = evaluate(query, rows, output="earliest")
+    assert SesMatch({"a": (0,), "b": (2,), "c": (1,)}).key() in _keys(expected)
+    for algorithm in ALGORITHMS.values():
+        found = algorithm(ses_pattern(query), "earliest").run_all(rows)
+        assert _keys(found) == _keys(expected)
