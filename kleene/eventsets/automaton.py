@@ -86,20 +86,8 @@ class AutomatonMatcher:
         self.sets = tuple(
             sum(1 << i for i in range(m) if p.set_of[i] == s) for s in range(len(pattern.sets))
         )
-        plus = sum(1 << i for i in range(m) if p.plus[i])
-        later = tuple(sum(self.sets[s + 1 :]) for s in range(len(self.sets)))
-        #: per state (set, bound): the variables an instance may still bind
-        self._future = (
-            {
-                (s, b): (self.sets[s] & ~b) | (self.sets[s] & b & plus) | later[s]
-                for s in range(len(self.sets))
-                for b in range(1 << m)
-                if not b & ~self.sets[s]
-            }
-            if m <= 12
-            else {}
-        )
-        self._later = later
+        self._plus = sum(1 << i for i in range(m) if p.plus[i])
+        self._later = tuple(sum(self.sets[s + 1 :]) for s in range(len(self.sets)))
         #: per variable: the variables it has a relationship with, those of the next set
         self._related = tuple(
             sum(1 << u for u in {u for u, _, _ in p.relations[v]}) for v in range(m)
@@ -262,9 +250,9 @@ class AutomatonMatcher:
     def _settled(self, inst: _Instance, time: int | float) -> bool:
         """Whether a witness of ``inst`` holds whatever it binds from ``time`` on: no
         variable it may still bind can break it."""
-        future = self._future.get((inst.set_index, inst.bound))
-        if future is None:
-            future = self._may_bind(inst)
+        s = inst.set_index  # the variables it may still bind:
+        future = (self.sets[s] & ~inst.bound) | (self.sets[s] & inst.bound & self._plus)
+        future |= self._later[s]
         for w in inst.witnesses:
             threat = self._related[w.var]
             if w.time >= time:
@@ -274,8 +262,3 @@ class AutomatonMatcher:
             if not threat & future:
                 return True
         return False
-
-    def _may_bind(self, inst: _Instance) -> int:
-        s = inst.set_index
-        plus = sum(1 << i for i, x in enumerate(self.p.plus) if x)
-        return (self.sets[s] & ~inst.bound) | (self.sets[s] & inst.bound & plus) | self._later[s]
