@@ -20,14 +20,21 @@ Onco is ``kleene.datagen.chemo`` (patients on shifted treatment cycles, times in
 seconds), NYSE ``kleene.datagen.trades`` (times in ms). The baseline streams the events
 through ``push`` until they run out or ``--limit`` CPU seconds pass, then drains its
 windows; every pruning then reads that same prefix, so all find the same matches
-(checked) and the ratio of events per CPU second is the gain. Algorithm A returns the
-earliest and maximal matches of each window, as in the paper's experiments
-(``--output all``: every match of Definition 2). NYSE patterns have no equality to partition on, so
-there only f and fc are run, as in the paper.
+(checked) and the ratio of events per CPU second is the gain; the size experiment reads
+all of each |E| (no limit). Algorithm A returns what it returns in the paper's
+experiments (section 6): the automaton, the SES algorithm, the earliest and maximal
+matches of each window (selected while matching), the join tree, ZStream, every match
+(``--output earliest-maximal`` or ``all`` gives both algorithms the same). NYSE
+patterns have no equality to partition on, so there only f and fc are run, as in the
+paper.
 
-    python -m bench.eventsets [--experiments variables,tau,size] [--max-variables 10]
-                              [--samples 2] [--limit 1] [--max-size 100000]
-                              [--output earliest-maximal|all] [--docs]
+The defaults run in a few minutes (k = 1, 2, 4, 6, 8, 10, one pattern per k, 0.5 CPU s
+per baseline, |E| up to 10^4); ``--full`` runs the full sizes (k = 1 … 10, two
+patterns per k, 1 CPU s, |E| up to 10^5).
+
+    python -m bench.eventsets [--experiments variables,tau,size] [--full]
+                              [--max-variables K] [--samples N] [--limit S]
+                              [--max-size N] [--output paper|earliest-maximal|all] [--docs]
 """
 
 from __future__ import annotations
@@ -149,17 +156,24 @@ def throughput(
     }
 
 
+#: the output each algorithm computes in the paper's experiments (section 6): the SES
+#: automaton finds earliest and maximal matches, ZStream's join tree all of them
+PAPER_OUTPUT = {"automaton": "earliest-maximal", "join tree": "all"}
+
+
 def gains(
-    query: str, workload: str, events: list[dict[str, Any]], limit: float, output: str = "all"
+    query: str, workload: str, events: list[dict[str, Any]], limit: float, output: str = "paper"
 ) -> dict[tuple[str, str], float]:
     """(algorithm, pruning) -> throughput gain over that algorithm's baseline, every
-    pruning reading the prefix the baseline read within ``limit`` (same matches)."""
+    pruning reading the prefix the baseline read within ``limit`` (same matches).
+    ``output`` "paper" gives each algorithm its output in the paper."""
     out = {}
     for algorithm in ALGORITHMS:
-        base = throughput(query, algorithm, "none", events, limit, output)
+        chosen = PAPER_OUTPUT[algorithm] if output == "paper" else output
+        base = throughput(query, algorithm, "none", events, limit, chosen)
         prefix = events[: base["read"]]
         for pruning in PRUNINGS[workload][1:]:
-            found = throughput(query, algorithm, pruning, prefix, float("inf"), output)
+            found = throughput(query, algorithm, pruning, prefix, float("inf"), chosen)
             if found["matches"] != base["matches"]:
                 raise AssertionError(f"{pruning} changed the matches of {query}")
             out[algorithm, pruning] = found["events_per_s"] / base["events_per_s"]
@@ -172,7 +186,7 @@ def variables(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows = []
     for workload, events in data.items():
         for kind in ("seq", "set"):
-            for k in range(1, args.max_variables + 1):
+            for k in args.ks:
                 found: dict[tuple[str, str], list[float]] = {}
                 for _ in range(args.samples):
                     if workload == "onco":
@@ -207,7 +221,7 @@ def taus(args: argparse.Namespace) -> list[dict[str, Any]]:
     for workload, events, make, values in cases:
         for tau in values:
             for (algorithm, pruning), gain in gains(
-                make(tau), workload, events, args.limit
+                make(tau), workload, events, args.limit, args.output
             ).items():
                 rows.append(
                     {
@@ -228,7 +242,7 @@ def sizes(args: argparse.Namespace) -> list[dict[str, Any]]:
     while size <= args.max_size:
         events = nyse(size, args.rate)
         for (algorithm, pruning), gain in gains(
-            p_nyse(20), "nyse", events, args.limit, args.output
+            p_nyse(20), "nyse", events, args.size_limit, args.output
         ).items():
             rows.append({"events": size, "algorithm": algorithm, "pruning": pruning, "gain": gain})
         print(f"size {size} done", flush=True)
@@ -274,29 +288,51 @@ def _plot(
     fig.savefig(path, dpi=dpi)
 
 
+def _sizes(args: argparse.Namespace) -> None:
+    """The default sizes (a few minutes) or ``--full``'s; explicit options win."""
+    quick = not args.full
+    if args.max_variables is not None:
+        args.ks = list(range(1, args.max_variables + 1))
+    else:
+        args.ks = [1, 2, 4, 6, 8, 10] if quick else list(range(1, 11))
+    args.samples = args.samples or (1 if quick else 2)
+    args.limit = args.limit or (0.5 if quick else 1.0)
+    args.max_size = args.max_size or (10_000 if quick else 100_000)
+    # |E| is the experiment's variable: the baseline reads all of it (no CPU limit)
+    args.size_limit = float("inf")
+
+
 def main() -> None:
     from bench._common import RESULTS, machine, table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiments", default="variables,tau,size")
-    parser.add_argument("--max-variables", type=int, default=10)
-    parser.add_argument("--samples", type=int, default=2, help="random patterns per k")
-    parser.add_argument("--limit", type=float, default=1.0, help="CPU seconds per case")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the full sizes (about 20 minutes): k = 1 … 10, 2 patterns per k, 1 CPU s "
+        "per baseline, |E| up to 10^5",
+    )
+    parser.add_argument("--max-variables", type=int, help="k = 1 … this (default 1,2,4,6,8,10)")
+    parser.add_argument("--samples", type=int, help="random patterns per k (default 1)")
+    parser.add_argument("--limit", type=float, help="CPU seconds per baseline (default 0.5)")
     parser.add_argument("--patients", type=int, default=30)
     parser.add_argument("--days", type=int, default=120)
     parser.add_argument("--tau-days", type=float, default=10)
     parser.add_argument("--trades", type=int, default=3_000)
     parser.add_argument("--rate", type=float, default=250.0, help="trades per second")
     parser.add_argument("--tau-ms", type=float, default=20)
-    parser.add_argument("--max-size", type=int, default=100_000)
+    parser.add_argument("--max-size", type=int, help="largest |E| (default 10^4)")
     parser.add_argument(
         "--output",
-        choices=("earliest-maximal", "all"),
-        default="earliest-maximal",
-        help="the matches A returns: the paper's earliest and maximal ones (default), or all",
+        choices=("paper", "earliest-maximal", "all"),
+        default="paper",
+        help="the matches A returns: as in the paper (default: earliest and maximal for the "
+        "automaton, all for the join tree), or the same for both",
     )
     parser.add_argument("--docs", action="store_true", help="also save the plot to docs/img")
     args = parser.parse_args()
+    _sizes(args)
     chosen = args.experiments.split(",")
     print(f"machine: {machine()}; CPU limit per case {args.limit:g} s; output {args.output}\n")
     panels = []

@@ -32,7 +32,12 @@ from typing import Any, NamedTuple
 
 from kleene.eventsets.compile import pair_test, properties_test
 from kleene.eventsets.model import ConstraintForm, SesMatch, SesPattern
-from kleene.eventsets.selection import check_output, select
+from kleene.eventsets.selection import (
+    CompiledPattern,
+    WindowSelection,
+    Witnesses,
+    check_output,
+)
 from kleene.eventsets.windows import TIME, each_window
 
 Event = Mapping[str, Any]
@@ -57,6 +62,7 @@ class JoinTreeMatcher:
     def __init__(self, pattern: SesPattern, output: str = "all") -> None:
         self.pattern = pattern
         self.output = check_output(output)
+        self.selection = WindowSelection(CompiledPattern(pattern), self.output)
         self.names = tuple(v.name for v in pattern.variables)
         self.plus = {v.name: v.plus for v in pattern.variables}
         self.set_of = {v.name: v.set_index for v in pattern.variables}
@@ -79,21 +85,35 @@ class JoinTreeMatcher:
             n: [r for r in relations if (r.left == n) != (r.right == n)] for n in self.names
         }
         self.group = {n: _group_attribute(n, relations) for n in self.names}
+        self.index = {n: i for i, n in enumerate(self.names)}
+        #: per variable, those whose binding may break a witness for it: related ones
+        #: and those of the sets just before and after
+        self.near = {
+            n: {_other(r, n) for r in self.links[n]}
+            | {u for u in self.names if abs(self.set_of[u] - self.set_of[n]) == 1}
+            for n in self.names
+        }
         #: the join order of the last window searched (for explain and tests)
         self.last_order: tuple[str, ...] = ()
+        #: partial joins kept in the last window (what selection while joining saves)
+        self.built = 0
 
     def matches(self, events: Sequence[Event], positions: Sequence[int]) -> list[SesMatch]:
         """The matches among a window's events that start at ``events[0]``."""
         if not events or not self.names:
             return []
         search = _Search(self, events)
-        out = []
+        self.built = 0
+        found: list[tuple[Binding, ...]] = []
         for seed in self.first_set:
             if 0 in search.candidates[seed]:
-                for found in self._join(search, seed):
-                    bindings = {v: tuple(positions[i] for i in b) for v, b in found.items()}
-                    out.append(SesMatch(bindings))
-        return select(out, self.output)
+                found += [tuple(b[n] for n in self.names) for b in self._join(search, seed)]
+        return [
+            SesMatch(
+                {n: tuple(positions[i] for i in b) for n, b in zip(self.names, bs, strict=True)}
+            )
+            for bs in self.selection.keep(search.events, found)
+        ]
 
     def run_all(self, events: Sequence[Event]) -> list[SesMatch]:
         """Every match of a stream in time order: the algorithm on each match window."""
@@ -106,6 +126,7 @@ class JoinTreeMatcher:
         partials: list[dict[str, Binding]] = [{seed: b} for b in search.seed_bindings(seed)]
         order = [seed]
         remaining = [n for n in self.names if n != seed]
+        partials = self._selectable(search, partials, order, remaining)
         while remaining and partials:
             v = min(remaining, key=lambda n: search.estimate(n, order))
             order.append(v)
@@ -117,9 +138,41 @@ class JoinTreeMatcher:
                 for binding in search.probe(v, probe, partial):
                     if used.isdisjoint(binding) and search.fits(v, binding, partial):
                         joined.append({**partial, v: binding})
-            partials = joined
+            partials = self._selectable(search, joined, order, remaining)
         self.last_order = tuple(order)
         return partials if not remaining else []
+
+    def _selectable(
+        self,
+        search: _Search,
+        partials: list[dict[str, Binding]],
+        joined: list[str],
+        remaining: list[str],
+    ) -> list[dict[str, Binding]]:
+        """Selection while joining (output earliest and/or maximal): drop a partial
+        join when a joined variable has a witness (an earlier start, one more event)
+        that no variable still to join can break: none is related to it or in a set
+        next to its set, and none may bind the witness event. Every match it would
+        complete is then not selected. The complete matches are tested whole by
+        :class:`~kleene.eventsets.selection.WindowSelection`."""
+        self.built += len(partials)
+        sel = self.selection
+        if not (sel.earliest or sel.maximal) or not remaining or not partials:
+            return partials
+        free = [self.index[v] for v in joined if not self.near[v] & set(remaining)]
+        if not free:
+            return partials
+        taken = {i for u in remaining for i in search.candidates[u]}
+        check = search.witnesses()
+        out = []
+        for partial in partials:
+            b = tuple(partial.get(n, ()) for n in self.names)
+            if sel.earliest and check.earlier(b, free, taken.__contains__):
+                continue
+            if sel.maximal and check.longer(b, free, taken.__contains__):
+                continue
+            out.append(partial)
+        return out
 
 
 def _other(r: Relation, v: str) -> str:
@@ -161,6 +214,13 @@ class _Search:
         self._pairs: dict[tuple[int, int, int], bool] = {}
         self._leaves: dict[str, list[Binding]] = {}
         self._indexes: dict[tuple[str, str], dict[Any, list[Binding]] | None] = {}
+        self._witnesses: Witnesses | None = None
+
+    def witnesses(self) -> Witnesses:
+        """The witness tests over this window (made once)."""
+        if self._witnesses is None:
+            self._witnesses = Witnesses(self.m.selection.p, self.events)
+        return self._witnesses
 
     # --- predicates ---------------------------------------------------------------
 

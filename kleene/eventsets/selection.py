@@ -1,22 +1,24 @@
-"""Earliest and maximal matches among found ones (match-window paper, section 3).
+"""Earliest and maximal matches (match-window paper, section 3).
 
 Read as in docs/semantics.md, "Event-set patterns": γ is *earliest* when no single
 binding ``v/~e`` can be replaced by a sequence starting earlier, but not before γ's first
 event, with the result still a match; γ is *maximal* when no binding of a ``v+`` can be
 extended by one event after γ's first event with the result still a match. Either
-witness has the same first event as γ, so selecting among the matches of one match
-window (those starting at its first event) is exact.
+witness has the same first event as γ, so selection within the match window of γ's
+first event is exact. A witness is tested directly (:class:`Witnesses`), not looked up
+among the matches found, so the matchers may prune what cannot be selected while they
+match (:mod:`kleene.eventsets.automaton`, :mod:`kleene.eventsets.jointree`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import bisect
+from collections.abc import Callable, Iterable, Sequence
 
-from kleene.eventsets.model import SesMatch
+from kleene.eventsets.compile import TIME, Row, pair_test, properties_test
+from kleene.eventsets.model import ConstraintForm, SesPattern
 
 OUTPUTS = ("all", "earliest", "maximal", "earliest-maximal")
-
-_Key = tuple[tuple[str, tuple[int, ...]], ...]
 
 
 def check_output(output: str) -> str:
@@ -27,54 +29,150 @@ def check_output(output: str) -> str:
     return canonical
 
 
-def select(matches: Sequence[SesMatch], output: str) -> list[SesMatch]:
-    """The matches the output keeps (``output`` canonical, see :func:`check_output`)."""
-    if output == "all" or len(matches) < 2:  # a witness would be another match
-        return list(matches)
-    keep = list(matches)
-    if output in ("earliest", "earliest-maximal"):
-        later = _not_earliest(matches)
-        keep = [m for m in keep if m.key() not in later]
-    if output in ("maximal", "earliest-maximal"):
-        extensible = _not_maximal(matches)
-        keep = [m for m in keep if m.key() not in extensible]
-    return keep
+# --- selection within one window by testing each witness directly ---------------------
+
+# (the other variable's index, the test, whether this variable is the left side)
+Relation = tuple[int, Callable[[Row, Row], bool], bool]
+#: a substitution by variable index: each variable's window indices, in order
+Bindings = tuple[tuple[int, ...], ...]
 
 
-def _without(m: SesMatch, var: str) -> _Key:
-    return tuple(item for item in m.key() if item[0] != var)
+class CompiledPattern:
+    """A pattern's constraints as callables by variable index (variables in pattern
+    order): what the matchers and :class:`WindowSelection` test."""
+
+    def __init__(self, pattern: SesPattern) -> None:
+        variables = pattern.variables
+        index = {v.name: i for i, v in enumerate(variables)}
+        relations: list[list[Relation]] = [[] for _ in variables]
+        prevs: list[list[Callable[[Row, Row], bool]]] = [[] for _ in variables]
+        for c in pattern.constraints:
+            if c.form is ConstraintForm.RELATIONSHIP:
+                left, right = (index[v] for v in c.variables)
+                test = pair_test(c)
+                relations[left].append((right, test, True))
+                relations[right].append((left, test, False))
+            elif c.form is ConstraintForm.PREV:
+                prevs[index[c.variables[0]]].append(pair_test(c))
+        self.window = pattern.window
+        self.names = tuple(v.name for v in variables)
+        self.plus = tuple(v.plus for v in variables)
+        self.set_of = tuple(v.set_index for v in variables)
+        self.tests = tuple(properties_test(pattern.properties(v.name)) for v in variables)
+        self.relations = tuple(tuple(r) for r in relations)
+        self.prevs = tuple(tuple(p) for p in prevs)
 
 
-def _not_earliest(matches: Iterable[SesMatch]) -> set[_Key]:
-    """Keys of matches with a binding another match (the same otherwise) starts earlier,
-    but not before their first event."""
-    matches = list(matches)
-    starts: dict[tuple[str, _Key], list[int]] = {}
-    for m in matches:
-        for var, seq in m.bindings.items():
-            starts.setdefault((var, _without(m, var)), []).append(seq[0])
-    out: set[_Key] = set()
-    for m in matches:
-        first = m.first
-        for var, seq in m.bindings.items():
-            if any(first <= s < seq[0] for s in starts[(var, _without(m, var))]):
-                out.add(m.key())
-                break
-    return out
+class WindowSelection:
+    """Earliest and maximal matches among those starting at a window's first event,
+    each tested against its possible witnesses directly (the readings above): so the
+    result does not depend on which other matches a matcher found, and a matcher may
+    skip building matches that cannot be selected. ``output`` canonical."""
+
+    def __init__(self, compiled: CompiledPattern, output: str) -> None:
+        self.p = compiled
+        self.earliest = output in ("earliest", "earliest-maximal")
+        self.maximal = output in ("maximal", "earliest-maximal")
+
+    def keep(self, events: Sequence[Row], found: Sequence[Bindings]) -> list[Bindings]:
+        """The substitutions of ``found`` (over ``events``, a window in time order) the
+        output keeps."""
+        if not (self.earliest or self.maximal):
+            return list(found)
+        check = Witnesses(self.p, events)
+        return [
+            b
+            for b in found
+            if not (self.earliest and check.earlier(b)) and not (self.maximal and check.longer(b))
+        ]
 
 
-def _not_maximal(matches: Iterable[SesMatch]) -> set[_Key]:
-    """Keys of matches one of whose bindings another match extends by one event after
-    their first event."""
-    matches = list(matches)
-    known = {m.key() for m in matches}
-    out: set[_Key] = set()
-    for bigger in matches:
-        for var, seq in bigger.bindings.items():
-            if len(seq) < 2:
+class Witnesses:
+    """The witness tests over one window (property results cached per event). A
+    substitution may be partial (unbound variables as empty tuples, the first event
+    bound): ``variables`` limits the bindings tried and ``taken`` tells which events
+    the variables still to bind may use, which no witness may then use."""
+
+    def __init__(self, p: CompiledPattern, events: Sequence[Row]) -> None:
+        self.p = p
+        self.events = events
+        self.times = [e[TIME] for e in events]
+        self._fits: dict[tuple[int, int], bool] = {}
+
+    def fits(self, v: int, i: int) -> bool:
+        key = (v, i)
+        hit = self._fits.get(key)
+        if hit is None:
+            hit = self._fits[key] = self.p.tests[v](self.events[i])
+        return hit
+
+    def _joins(self, b: Bindings, v: int, i: int) -> bool:
+        """Event ``i`` bound to ``v`` keeps the order of consecutive sets and v's
+        relationships with the other variables' events of ``b``."""
+        p, t, row = self.p, self.times[i], self.events[i]
+        s = p.set_of[v]
+        for u, seq in enumerate(b):
+            if u == v or not seq:
                 continue
-            for k, event in enumerate(seq):
-                smaller = SesMatch({**bigger.bindings, var: seq[:k] + seq[k + 1 :]})
-                if event > smaller.first and smaller.key() in known:
-                    out.add(smaller.key())
-    return out
+            if p.set_of[u] == s - 1 and not self.times[seq[-1]] < t:
+                return False
+            if p.set_of[u] == s + 1 and not t < self.times[seq[0]]:
+                return False
+        for u, test, left in p.relations[v]:
+            for j in b[u]:
+                if not (test(row, self.events[j]) if left else test(self.events[j], row)):
+                    return False
+        return True
+
+    def earlier(
+        self,
+        b: Bindings,
+        variables: Iterable[int] | None = None,
+        taken: Callable[[int], bool] | None = None,
+    ) -> bool:
+        """Whether a binding can be replaced by one starting earlier (not before the
+        first event): ⟨s⟩ alone suffices, as every constraint on a sequence holds for
+        its first event alone."""
+        first = min(seq[0] for seq in b if seq)
+        used = {i for seq in b for i in seq}
+        for v in range(len(b)) if variables is None else variables:
+            seq = b[v]
+            for s in range(first, seq[0] if seq else first):
+                if s in used or (taken is not None and taken(s)):
+                    continue
+                if self.fits(v, s) and self._joins(b, v, s):
+                    return True
+        return False
+
+    def longer(
+        self,
+        b: Bindings,
+        variables: Iterable[int] | None = None,
+        taken: Callable[[int], bool] | None = None,
+    ) -> bool:
+        """Whether a ``v+`` binding can take one more event after the first (at its
+        place in time) and stay a match."""
+        first = min(seq[0] for seq in b if seq)
+        used = {i for seq in b for i in seq}
+        limit = self.times[first] + self.p.window
+        for v in range(len(b)) if variables is None else variables:
+            seq = b[v]
+            if not (self.p.plus[v] and seq):
+                continue
+            for e in range(first + 1, len(self.events)):
+                if self.times[e] > limit:
+                    break
+                if e in used or not self.fits(v, e) or (taken is not None and taken(e)):
+                    continue
+                at = bisect.bisect(seq, e)
+                if at and not self._prev(v, seq[at - 1], e):
+                    continue
+                if at < len(seq) and not self._prev(v, e, seq[at]):
+                    continue
+                if self._joins(b, v, e):
+                    return True
+        return False
+
+    def _prev(self, v: int, earlier: int, later: int) -> bool:
+        a, b = self.events[earlier], self.events[later]
+        return all(test(a, b) for test in self.p.prevs[v])

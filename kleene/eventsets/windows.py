@@ -67,9 +67,14 @@ class MatchWindow:
     def candidate(self) -> bool:
         """Whether a match may start at the first event (all conditions hold); without
         statistics every non-empty window is a candidate."""
-        if self.summary is None:
+        summary = self.summary
+        if summary is None:
             return bool(self.entries)
-        return all(self.conditions())
+        return (  # conditions 6-7, 4 and 5, the cheapest first
+            not summary.zero
+            and len(self.entries) >= self.m
+            and bool(self.entries[0].bits & summary.first_set)
+        )
 
     def hopeless(self) -> bool:
         """With no event still to come, whether no later start can match either: too

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kleene.eventsets.automaton import AutomatonMatcher
 from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.model import SesMatch
-from kleene.eventsets.selection import OUTPUTS, select
+from kleene.eventsets.selection import OUTPUTS
 from kleene.oracle.eventsets import evaluate
 from tests.eventsets.chemo import Q1, e, rows
 from tests.eventsets.strategies import ses_queries, ses_rows
@@ -58,15 +58,6 @@ def test_matches_start_at_the_first_event_only() -> None:
 def test_random_patterns_equal_the_oracle(text: str, events: list[dict], output: str) -> None:
     matcher = AutomatonMatcher(ses_pattern(text), output)
     assert by_key(matcher.run_all(events)) == by_key(evaluate(text, events, output=output))
-
-
-@pytest.mark.parametrize("output", OUTPUTS)
-def test_selection_over_matches_of_several_windows(output: str) -> None:
-    # select() among all 11 matches at once (not one window's): a witness that starts
-    # before γ's first event, like p/<e5> for {c/e7, p/<e8>, b/e12}, does not count
-    everything = evaluate(Q1, rows(), time_unit="d")
-    expected = evaluate(Q1, rows(), time_unit="d", output=output)
-    assert by_key(select(everything, output)) == by_key(expected)
 
 
 def test_one_matcher_serves_other_events_at_the_same_positions() -> None:
