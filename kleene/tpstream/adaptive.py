@@ -277,9 +277,9 @@ class AdaptivePlanner:
             return False
         if self._order == best:
             return False
-        if order_cost(self.pattern, self._order, self.snapshot, self.model) <= best_cost * (
-            1 + 1e-9
-        ):
+        size = [sizes[x] for x in self.pattern.symbols]
+        sel = [self.snapshot.selectivities[c] for c in self.pattern.constraints]
+        if self._search.cost(self._order, size, sel) <= best_cost * (1 + 1e-9):
             return False
         self._order = best
         self.switches += 1
