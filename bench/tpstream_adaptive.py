@@ -5,21 +5,31 @@ situation streams whose occurrence ratio shifts from 1:1:1 to 1:50:50 to 50:1:50
 the same number of situations in each phase. Each stream's situations are spread evenly
 over the phase (period = phase span / count, duration 20-50 % of the period, so the
 situations of one stream never touch). The low-latency matcher runs once with each of
-the 6 fixed evaluation orders and once driven by :class:`AdaptivePlanner` (observe after
-every update, ``set_order`` on a switch; the paper's alpha 0.01 and threshold 0.2).
+the 6 fixed evaluation orders and once driven by :class:`AdaptivePlanner` (attached to the
+matcher, which takes its order on a switch; the paper's alpha 0.01 and threshold 0.2).
 Throughput is situations (starts and ends) fed per CPU second of matcher + planner time
-per phase, the fastest of ``--repeat`` interleaved runs (the machine is shared); every
-configuration must find the same number of matches (printed as a check). The planner
+per phase. The machine is shared, so the configurations run interleaved: each repeat
+feeds all of them (fresh matchers) the same chunk of ``--chunk`` updates, in a shuffled
+order, before any gets the next chunk; a chunk's time is its least over the repeats and
+a phase's the sum over its chunks (the garbage collector runs between chunks, untimed).
+Every configuration must find the same number of matches (printed as a check). The
+best fixed order of a phase is chosen after the fact; the adaptive run starts from the
+planner's initial plan (equal buffer sizes, Table 3's selectivities). "adaptive,
+replayed" applies the adaptive run's switches at the same updates without the planner:
+its distance from the best fixed order is the cost of the decisions (the time to notice
+a shift), the adaptive run's distance from it the planner's own cost. The planner
 observes every 128th update by default (alpha keeps its meaning per update; observing
 every update costs more than the matcher's own work in the skewed phases).
 
     python -m bench.tpstream_adaptive [--per-phase N] [--span T] [--window W]
                                       [--alpha A] [--threshold T] [--seed S]
+                                      [--repeat R] [--chunk C] [--observe-every K]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import random
 import time
@@ -103,51 +113,107 @@ def record(
     return schedule
 
 
-def run(
-    pattern: TemporalPattern,
-    phases: list[list[Update]],
-    plan: tuple[str, ...] | Schedule | None,
-    args: argparse.Namespace,
-) -> list[dict[str, Any]]:
-    """One configuration over all phases: a fixed order, adaptive (None: the planner
-    attached to the matcher, consulted inside its update every ``--observe-every``
-    updates; ``--outside`` calls ``after_update`` after each update instead), or the
-    recorded switches replayed without the planner (its decisions without its cost)."""
-    schedule: Schedule = plan if isinstance(plan, dict) else {}
-    name = "adaptive, replayed" if isinstance(plan, dict) else "adaptive"
-    matcher = SituationMatcher(pattern, plan if isinstance(plan, tuple) else None)
-    outside = None
-    if plan is None:
-        outside = planner(pattern, args) if args.outside else None
-        matcher.attach(None if args.outside else planner(pattern, args))
-        if outside is not None:
-            matcher.set_order(outside.order)
-    elif isinstance(plan, dict):
-        matcher.set_order(schedule[(-1, 0)])
-    rows = []
-    for number, calls in enumerate(phases):
-        began = time.process_time()
+class Runner:
+    """One configuration over the phases: a fixed order, adaptive (the planner attached
+    to the matcher, consulted inside its update every ``--observe-every`` updates;
+    ``--outside`` calls ``after_update`` after each update instead), or the recorded
+    switches replayed without the planner (its decisions without its cost). Every
+    configuration runs the same loop (the schedule lookup included)."""
+
+    def __init__(
+        self,
+        pattern: TemporalPattern,
+        plan: tuple[str, ...] | Schedule | None,
+        args: argparse.Namespace,
+    ) -> None:
+        self.schedule: Schedule = plan if isinstance(plan, dict) else {}
+        self.name = " -> ".join(plan) if isinstance(plan, tuple) else "adaptive"
+        self.matcher = SituationMatcher(pattern, plan if isinstance(plan, tuple) else None)
+        self.outside: AdaptivePlanner | None = None
+        if plan is None:
+            self.outside = planner(pattern, args) if args.outside else None
+            self.matcher.attach(None if args.outside else planner(pattern, args))
+            if self.outside is not None:
+                self.matcher.set_order(self.outside.order)
+        elif isinstance(plan, dict):
+            self.name = "adaptive, replayed"
+            self.matcher.set_order(self.schedule[(-1, 0)])
+
+    def feed(self, number: int, calls: list[Update], first: int) -> int:
+        """Updates ``first, first + 1, ...`` of phase ``number``; the matches found."""
+        matcher, outside, schedule = self.matcher, self.outside, self.schedule
         matches = 0
-        for i, (t, started, finished) in enumerate(calls):
+        for i, (t, started, finished) in enumerate(calls, first):
             matches += len(matcher.update(t, started, finished))
             if outside is not None:
                 outside.after_update(matcher)
             elif (number, i) in schedule:
                 matcher.set_order(schedule[(number, i)])
-        cpu = time.process_time() - began
-        fed = sum(len(s) + len(f) for _, s, f in calls)
-        rows.append(
-            {
-                "phase": ":".join(map(str, PHASES[number])),
-                "plan": " -> ".join(plan) if isinstance(plan, tuple) else name,
-                "situations": fed,
-                "matches": matches,
-                "cpu_s": cpu,
-                "per_s": fed / cpu if cpu else float("inf"),
-                "switches": sum(1 for k, _ in args.schedule if k == number),
-                "final order": " -> ".join(matcher.order),
-            }
-        )
+        return matches
+
+
+Plan = tuple[str, ...] | Schedule | None
+
+
+def measure(
+    pattern: TemporalPattern,
+    phases: list[list[Update]],
+    plans: list[Plan],
+    args: argparse.Namespace,
+) -> list[dict[str, Any]]:
+    """Every plan over the same updates, interleaved chunk by chunk: each repeat feeds
+    all plans (fresh matchers) chunk ``k`` of ``--chunk`` updates in a shuffled order
+    before any gets chunk ``k + 1``, so that all of them meet the shared machine's load
+    at the same moments. A chunk's CPU time is the least over the repeats (the same
+    work each time: the runs are deterministic); a phase's time is the sum over its
+    chunks. The garbage collector runs between chunks, untimed."""
+    rng = random.Random(args.seed)
+    cpu: dict[tuple[int, int, int], float] = {}
+    found: dict[tuple[int, int], int] = defaultdict(int)
+    final: dict[tuple[int, int], tuple[str, ...]] = {}
+    names: list[str] = []
+    gc.collect()
+    gc.freeze()  # the input stays; collections then only scan what the runs allocate
+    gc.disable()
+    try:
+        for repeat in range(args.repeat):
+            runners = [Runner(pattern, plan, args) for plan in plans]
+            names = [r.name for r in runners]
+            turns = list(range(len(runners)))
+            for number, calls in enumerate(phases):
+                for first in range(0, len(calls), args.chunk):
+                    part = calls[first : first + args.chunk]
+                    rng.shuffle(turns)
+                    for j in turns:
+                        began = time.process_time()
+                        matches = runners[j].feed(number, part, first)
+                        spent = time.process_time() - began
+                        key = (j, number, first)
+                        cpu[key] = min(cpu.get(key, spent), spent)
+                        if repeat == 0:
+                            found[(j, number)] += matches
+                    gc.collect()
+                final |= {(j, number): r.matcher.order for j, r in enumerate(runners)}
+    finally:
+        gc.enable()
+        gc.unfreeze()
+    rows = []
+    for j, name in enumerate(names):
+        for number, calls in enumerate(phases):
+            spent = sum(cpu[(j, number, k)] for k in range(0, len(calls), args.chunk))
+            fed = sum(len(s) + len(f) for _, s, f in calls)
+            rows.append(
+                {
+                    "phase": ":".join(map(str, PHASES[number])),
+                    "plan": name,
+                    "situations": fed,
+                    "matches": found[(j, number)],
+                    "cpu_s": spent,
+                    "per_s": fed / spent if spent else float("inf"),
+                    "switches": sum(1 for k, _ in args.schedule if k == number),
+                    "final order": " -> ".join(final[(j, number)]),
+                }
+            )
     return rows
 
 
@@ -159,7 +225,8 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.01)
     parser.add_argument("--threshold", type=float, default=0.2)
     parser.add_argument("--observe-every", type=int, default=128, help="updates per observation")
-    parser.add_argument("--repeat", type=int, default=5, help="runs per plan; the fastest counts")
+    parser.add_argument("--repeat", type=int, default=5, help="runs; each chunk's least counts")
+    parser.add_argument("--chunk", type=int, default=250, help="updates per interleaved chunk")
     parser.add_argument("--model", default="searches", choices=[m.value for m in CostModel])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
@@ -174,17 +241,9 @@ def main() -> None:
         for k, ratio in enumerate(PHASES)
     ]
     args.schedule = record(pattern, phases, args)
-    plans: list[tuple[str, ...] | None] = [*itertools.permutations(SYMBOLS), None]
-    best: dict[tuple[str, str], dict[str, Any]] = {}
-    for _ in range(args.repeat):  # interleaved; the fastest run of each counts
-        for plan in [*plans, "replay"]:
-            chosen = args.schedule if plan == "replay" else plan
-            for row in run(pattern, phases, chosen, args):
-                key = (row["phase"], row["plan"])
-                if key not in best or row["cpu_s"] < best[key]["cpu_s"]:
-                    best[key] = row
-    rows = list(best.values())
-    for phase in {r["phase"] for r in rows}:
+    plans: list[Plan] = [*itertools.permutations(SYMBOLS), None, args.schedule]
+    rows = measure(pattern, phases, plans, args)
+    for phase in dict.fromkeys(r["phase"] for r in rows):
         these = [r for r in rows if r["phase"] == phase]
         if len({r["matches"] for r in these}) != 1:
             raise SystemExit(f"plans disagree on the matches of phase {phase}")

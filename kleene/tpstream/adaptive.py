@@ -11,6 +11,7 @@ invocation at no migration cost (``SituationMatcher.set_order``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -19,12 +20,12 @@ from kleene.tpstream.model import Constraint, TemporalPattern
 from kleene.tpstream.optimizer import (
     CostModel,
     Order,
+    OrderSearch,
     Ranking,
     Statistics,
     describe_constraint,
     initial_statistics,
     order_cost,
-    rank_orders,
 )
 
 # Section 6.4.2's settings: smoothing factor 0.01, migration threshold 0.2.
@@ -115,6 +116,7 @@ class AdaptivePlanner:
         self.alpha = alpha
         # k updates of weight alpha on a value held constant between observations
         self.weight = 1 - (1 - alpha) ** observe_every
+        self._keep = 1 - self.weight
         self.threshold = threshold
         self.size_floor = size_floor
         self.selectivity_floor = selectivity_floor
@@ -130,12 +132,15 @@ class AdaptivePlanner:
         self._floors = [size_floor] * len(pattern.symbols) + [selectivity_floor] * len(unique)
         slot = {c: len(pattern.symbols) + j for j, c in enumerate(unique)}
         self._slots = [slot[c] for c in pattern.constraints]
-        self._counted: tuple[Sequence[int], Sequence[int]] = ((0,) * len(self._slots),) * 2
+        self._counted: tuple[list[int], list[int]] = ([0] * len(self._slots),) * 2
         self.observed: set[Constraint] = set()
         self.updates = 0
         self.replanned = 0
         self.switches = 0
-        self.reason = "initial plan: equal buffer sizes, Table 3 selectivities"
+        # why the active plan: None for the initial one, else (observation, index of
+        # the statistic that moved most, by how much), worded only when asked
+        self._why: tuple[int, int, float] | None = None
+        self._search = OrderSearch(pattern, model)
         self._plan(initial=True)
 
     @property
@@ -177,22 +182,42 @@ class AdaptivePlanner:
     def observe(self, stats: MatcherStatistics) -> bool:
         """Fold one update's statistics into the averages; re-plan if one drifted past
         the threshold. Returns whether the order changed."""
+        sizes = stats.buffer_sizes
+        return self.observe_counts(
+            [sizes.get(x, 0) for x in self.pattern.symbols],
+            list(stats.candidates),
+            list(stats.survivors),
+        )
+
+    def observe_counts(
+        self, sizes: Sequence[float], candidates: list[int], survivors: list[int]
+    ) -> bool:
+        """:meth:`observe` from plain sequences, as a matcher holds them: the buffer
+        sizes in the pattern's symbol order, the cumulative counts per constraint (read
+        now, not kept). Returns whether the order changed."""
         self.updates += 1
-        avg, weight, sizes = self._avg, self.weight, stats.buffer_sizes
-        for i, symbol in enumerate(self.pattern.symbols):
-            avg[i] = ema(avg[i], sizes.get(symbol, 0), weight)
-        if (stats.candidates, stats.survivors) != self._counted:
-            self._fold_selectivities(stats.candidates, stats.survivors)
-        for value, floor, low, high in zip(avg, self._floors, self._low, self._high, strict=True):
-            value = max(value, floor)
+        avg, weight, keep = self._avg, self.weight, self._keep
+        for i, x in enumerate(sizes):
+            avg[i] = weight * x + keep * avg[i]
+        counted_c, counted_s = self._counted
+        if candidates != counted_c or survivors != counted_s:
+            self._fold_selectivities(candidates, survivors)
+        for value, low, high in zip(avg, self._low, self._high):  # noqa: B905 (hot path)
             if value < low or value > high:
                 break
         else:
             return False
-        what, amount = self.largest_drift()
+        self._why = (self.updates, *self._largest_drift())
         self.replanned += 1
-        self.reason = f"re-planned after update {self.updates}: {what} drifted by {amount:.0%}"
         return self._plan(initial=False)
+
+    @property
+    def reason(self) -> str:
+        """Why the active plan was computed."""
+        if self._why is None:
+            return "initial plan: equal buffer sizes, Table 3 selectivities"
+        update, index, amount = self._why
+        return f"re-planned after update {update}: {self._name(index)} drifted by {amount:.0%}"
 
     def _fold_selectivities(self, candidates: Sequence[int], survivors: Sequence[int]) -> None:
         """Average in each constraint's survivors per candidate since the previous
@@ -208,19 +233,23 @@ class AdaptivePlanner:
                 total = seen.setdefault(slot, [0, 0])
                 total[0] += dc
                 total[1] += ds
-        self._counted = (candidates, survivors)
+        self._counted = (list(candidates), list(survivors))
         for slot, (dc, ds) in seen.items():
             self._avg[slot] = ema(self._avg[slot], ds / dc, self.weight)
             self.observed.add(self._keys[slot])  # type: ignore[arg-type]
 
     def largest_drift(self) -> tuple[str, float]:
         """The statistic that moved most (relatively) since the plan was computed."""
-        names = [
-            f"buffer {k}" if isinstance(k, str) else f"selectivity of {describe_constraint(k)}"
-            for k in self._keys
-        ]
-        moves = zip(names, self._avg, self._snapshot, self._floors, strict=True)
-        return max(((n, drift(b, v, f)) for n, v, b, f in moves), key=lambda m: m[1])
+        index, amount = self._largest_drift()
+        return self._name(index), amount
+
+    def _largest_drift(self) -> tuple[int, float]:
+        moves = zip(self._avg, self._snapshot, self._floors, strict=True)
+        return max(((i, drift(b, v, f)) for i, (v, b, f) in enumerate(moves)), key=lambda m: m[1])
+
+    def _name(self, index: int) -> str:
+        k = self._keys[index]
+        return f"buffer {k}" if isinstance(k, str) else f"selectivity of {describe_constraint(k)}"
 
     def _plan(self, initial: bool) -> bool:
         """Recompute the ranking from the current averages and snapshot them; keep the
@@ -233,19 +262,24 @@ class AdaptivePlanner:
         self._snapshot = list(self._avg)
         self._observed_at_plan = set(self.observed)
         # drifted past the threshold: outside [B (1 - t), B (1 + t)], B the snapshot
+        # (a value under its floor counts as the floor: it is below ``low`` only when
+        # the floor is, so a ``low`` not above the floor never triggers)
         bases = [max(b, f) for b, f in zip(self._avg, self._floors, strict=True)]
-        self._low = [b * (1 - self.threshold) for b in bases]
+        self._low = [
+            b * (1 - self.threshold) if b * (1 - self.threshold) > f else -math.inf
+            for b, f in zip(bases, self._floors, strict=True)
+        ]
         self._high = [b * (1 + self.threshold) for b in bases]
-        self.ranking: Ranking = rank_orders(self.pattern, self.snapshot, model=self.model)
+        self.ranking: Ranking = self._search.rank(self.snapshot)
         best, best_cost = self.ranking.best
         if initial:
             self._order = best
             return False
         if self._order == best:
             return False
-        if order_cost(self.pattern, self._order, self.snapshot, self.model) <= best_cost * (
-            1 + 1e-9
-        ):
+        size = [sizes[x] for x in self.pattern.symbols]
+        sel = [self.snapshot.selectivities[c] for c in self.pattern.constraints]
+        if self._search.cost(self._order, size, sel) <= best_cost * (1 + 1e-9):
             return False
         self._order = best
         self.switches += 1

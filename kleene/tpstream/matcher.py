@@ -82,7 +82,9 @@ class Planner(Protocol):
     @property
     def order(self) -> tuple[str, ...]: ...
 
-    def observe(self, stats: MatcherStatistics) -> bool: ...
+    def observe_counts(
+        self, sizes: Sequence[int], candidates: list[int], survivors: list[int]
+    ) -> bool: ...
 
 
 class SituationMatcher:
@@ -160,8 +162,11 @@ class SituationMatcher:
             self.set_order(planner.order)
 
     def _consult(self, planner: Planner) -> None:
+        """The planner reads the buffer sizes (in symbol order) and the live counters,
+        without the copies :meth:`statistics` makes."""
         self._due = planner.observe_every
-        if planner.observe(self.statistics()):
+        sizes = [len(b) for b in self._buffers.values()]
+        if planner.observe_counts(sizes, self._candidates, self._survivors):
             self.set_order(planner.order)
 
     def flush(self, time: Time) -> list[TemporalMatch]:

@@ -187,6 +187,104 @@ class Ranking:
         return self.orders[0]
 
 
+class OrderSearch:
+    """The exact search of :func:`rank_orders` for one pattern: the constraint graph's
+    structure (which steps avoid cross products, which constraints each applies) is
+    worked out once, so that re-planning (section 5.4.1) only redoes the arithmetic."""
+
+    def __init__(self, pattern: TemporalPattern, model: CostModel = CostModel.SEARCHES) -> None:
+        self.pattern = pattern
+        self.model = model
+        symbols = pattern.symbols
+        n = len(symbols)
+        pos = {s: i for i, s in enumerate(symbols)}
+        adj = [0] * n
+        # per symbol: (other symbol, constraint index, relations), in constraint order
+        links: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
+        for k, c in enumerate(pattern.constraints):
+            a, b = pos[c.left], pos[c.right]
+            adj[a] |= 1 << b
+            adj[b] |= 1 << a
+            links[a].append((b, k, len(c.relations)))
+            links[b].append((a, k, len(c.relations)))
+        full = (1 << n) - 1
+        reach = [0] * (full + 1)  # symbols with a constraint to the set
+        count = [0] * (full + 1)
+        # per set: its lowest symbol, the rest, the constraints from the one to the
+        # other (|R| of the set), and the steps into it that avoid cross products
+        self._masks: list[tuple[int, int, int, tuple[int, ...], list[tuple[int, int, int]]]] = []
+        for mask in range(1, full + 1):
+            low = (mask & -mask).bit_length() - 1
+            rest = mask & ~(1 << low)
+            inner = tuple(k for j, k, _ in links[low] if rest >> j & 1)
+            reach[mask] = reach[rest] | adj[low]
+            steps: list[tuple[int, int, int]] = []
+            if rest == 0:
+                count[mask] = 1
+            for x in range(n) if rest else ():
+                prev = mask & ~(1 << x)
+                if not mask >> x & 1 or not count[prev]:
+                    continue
+                if not adj[x] & prev and reach[prev] & ~prev:
+                    continue  # a cross product while a constrained symbol remains
+                steps.append((x, prev, sum(r for j, _, r in links[x] if prev >> j & 1)))
+                count[mask] += count[prev]
+            self._masks.append((mask, low, rest, inner, steps))
+        self.candidates = count[full]
+        self._full = full
+        self._steps: dict[Order, list[tuple[int, tuple[int, ...], int]]] = {}
+
+    def rank(self, stats: Statistics, keep: int = 2) -> Ranking:
+        """The ``keep`` cheapest cross-product-free orders under ``stats``, exactly."""
+        symbols, model, m = self.pattern.symbols, self.model, len(self.pattern.constraints)
+        size = [float(stats.buffer_sizes[s]) for s in symbols]
+        sel = [stats.selectivities[c] for c in self.pattern.constraints]
+        r = [1.0] * (self._full + 1)
+        best: list[list[tuple[float, tuple[int, ...]]]] = [[] for _ in range(self._full + 1)]
+        for mask, low, rest, inner, steps in self._masks:
+            r[mask] = r[rest] * size[low] * math.prod(sel[k] for k in inner)
+            if rest == 0:
+                best[mask] = [(0.0, (low,))]
+                continue
+            found: list[tuple[float, tuple[int, ...]]] = []
+            for x, prev, relations in steps:
+                step = step_cost(model, r[prev], r[mask], size[x], relations, m)
+                found += [(cost + step, (*seq, x)) for cost, seq in best[prev]]
+            best[mask] = sorted(found, key=lambda cs: (_rounded(cs[0]), cs[1]))[:keep]
+        ranked = sorted(
+            (
+                (order, self.cost(order, size, sel), seq)
+                for order, seq in ((tuple(symbols[i] for i in seq), seq) for _, seq in best[-1])
+            ),
+            key=lambda ocs: (_rounded(ocs[1]), ocs[2]),
+        )
+        return Ranking(tuple((order, cost) for order, cost, _ in ranked), self.candidates)
+
+    def cost(self, order: Order, size: Sequence[float], sel: Sequence[float]) -> float:
+        """:func:`order_cost` from sizes and selectivities listed by symbol and by
+        constraint index (the same arithmetic, so the same figure)."""
+        steps = self._steps.get(order)
+        if steps is None:
+            pos = {s: i for i, s in enumerate(self.pattern.symbols)}
+            index = {c: k for k, c in reversed(list(enumerate(self.pattern.constraints)))}
+            steps = self._steps[order] = [
+                (
+                    pos[x],
+                    tuple(index[c] for c in applicable(self.pattern, order, i)),
+                    sum(len(c.relations) for c in applicable(self.pattern, order, i)),
+                )
+                for i, x in enumerate(order)
+            ]
+        m = len(self.pattern.constraints)
+        r_prev = size[steps[0][0]]
+        total = 0.0
+        for x, ks, relations in steps[1:]:
+            r_next = r_prev * size[x] * math.prod(sel[k] for k in ks)
+            total += step_cost(self.model, r_prev, r_next, size[x], relations, m)
+            r_prev = r_next
+        return total
+
+
 def rank_orders(
     pattern: TemporalPattern,
     stats: Statistics,
@@ -201,53 +299,9 @@ def rank_orders(
     ``|R(S + {x})|`` and the constraints between ``x`` and ``S``. Each set keeps its
     ``keep`` cheapest prefixes, which makes the overall ``keep`` cheapest exact (a
     k-shortest-paths DP on a DAG). Ties go to the order listing pattern symbols first.
+    (:class:`OrderSearch` keeps the structure for repeated searches.)
     """
-    symbols = pattern.symbols
-    n, m = len(symbols), len(pattern.constraints)
-    pos = {s: i for i, s in enumerate(symbols)}
-    adj = [0] * n
-    links: list[list[tuple[int, float, int]]] = [[] for _ in range(n)]
-    for c in pattern.constraints:
-        a, b, s = pos[c.left], pos[c.right], stats.selectivities[c]
-        adj[a] |= 1 << b
-        adj[b] |= 1 << a
-        links[a].append((b, s, len(c.relations)))
-        links[b].append((a, s, len(c.relations)))
-    size = [float(stats.buffer_sizes[s]) for s in symbols]
-    full = (1 << n) - 1
-    r = [1.0] * (full + 1)
-    reach = [0] * (full + 1)  # symbols with a constraint to the set
-    best: list[list[tuple[float, tuple[int, ...]]]] = [[] for _ in range(full + 1)]
-    count = [0] * (full + 1)
-    for mask in range(1, full + 1):
-        low = (mask & -mask).bit_length() - 1
-        rest = mask & ~(1 << low)
-        r[mask] = r[rest] * size[low] * math.prod(s for j, s, _ in links[low] if rest >> j & 1)
-        reach[mask] = reach[rest] | adj[low]
-        if rest == 0:
-            best[mask] = [(0.0, (low,))]
-            count[mask] = 1
-            continue
-        found: list[tuple[float, tuple[int, ...]]] = []
-        for x in range(n):
-            prev = mask & ~(1 << x)
-            if not mask >> x & 1 or not count[prev]:
-                continue
-            if not adj[x] & prev and reach[prev] & ~prev:
-                continue  # a cross product while a constrained symbol remains
-            relations = sum(k for j, _, k in links[x] if prev >> j & 1)
-            step = step_cost(model, r[prev], r[mask], size[x], relations, m)
-            count[mask] += count[prev]
-            found += [(cost + step, (*seq, x)) for cost, seq in best[prev]]
-        best[mask] = sorted(found, key=lambda cs: (_rounded(cs[0]), cs[1]))[:keep]
-    ranked = sorted(
-        (
-            (order, order_cost(pattern, order, stats, model), seq)
-            for order, seq in ((tuple(symbols[i] for i in seq), seq) for _, seq in best[full])
-        ),
-        key=lambda ocs: (_rounded(ocs[1]), ocs[2]),
-    )
-    return Ranking(tuple((order, cost) for order, cost, _ in ranked), count[full])
+    return OrderSearch(pattern, model).rank(stats, keep)
 
 
 def _rounded(cost: float) -> float:

@@ -9,7 +9,9 @@ get, and costs one ranking of the orders per query instead of one per key. Each
 observation reads the invoked partition's buffer sizes (the sizes its join ran over)
 and the constraint counts of all partitions together (each partition's counters are
 cumulative; their growth since that partition's previous observation is added to the
-pooled totals). A switch hands the new order to every partition's matcher; a new
+pooled totals). With ``observe_every = k`` the updates of all partitions are counted
+together and every k-th is observed, as the planner's weight per observation assumes.
+A switch hands the new order to every partition's matcher; a new
 partition starts with the current order. Results do not depend on the order.
 
 Snapshots do not hold the planner's averages: a resumed matcher re-derives them from
@@ -47,6 +49,7 @@ class SharedPlanner:
         self.candidates = [0] * width
         self.survivors = [0] * width
         self._seen: dict[int, tuple[Sequence[int], Sequence[int]]] = {}
+        self._due = self.planner.observe_every
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -60,8 +63,14 @@ class SharedPlanner:
         self._seen[id(matcher)] = (stats.candidates, stats.survivors)
 
     def observe(self, matcher: Any, matchers: Iterable[Any]) -> None:
-        """After ``matcher``'s update: pool its statistics; on a switch, hand the new
-        order to all ``matchers`` (the next invocation uses it, no migration)."""
+        """After ``matcher``'s update: every ``observe_every``-th call (counted over all
+        partitions) pools its statistics; on a switch, hand the new order to all
+        ``matchers`` (the next invocation uses it, no migration). A partition's counts
+        between its observations are pooled at its next one."""
+        self._due -= 1
+        if self._due:
+            return
+        self._due = self.planner.observe_every
         stats = matcher.statistics()
         before_c, before_s = self._seen.get(id(matcher), (None, None))
         for i, (c, s) in enumerate(zip(stats.candidates, stats.survivors, strict=True)):

@@ -13,6 +13,7 @@ from kleene.tpstream.model import Allen, Constraint, TemporalPattern
 from kleene.tpstream.optimizer import (
     TABLE3,
     CostModel,
+    OrderSearch,
     Statistics,
     avoids_cross_products,
     initial_selectivity,
@@ -251,3 +252,27 @@ def test_one_cross_product_per_extra_component(case: tuple[TemporalPattern, Stat
         if i
     )
     assert crossings == len(set(components(p).values())) - 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(patterns_and_stats(), st.sampled_from(CostModel), st.data())
+def test_a_reused_search_gives_the_cost_models_exact_figures(
+    case: tuple[TemporalPattern, Statistics], model: CostModel, data: st.DataObject
+) -> None:
+    """The planner keeps one OrderSearch per pattern and re-ranks with new statistics:
+    each ranking and each cost it computes is exactly equation 2's (order_cost)."""
+    p, first = case
+    search = OrderSearch(p, model)
+    for _ in range(2):
+        st_ = Statistics(
+            {s: data.draw(st.floats(0.0, 500.0)) for s in p.symbols},
+            {c: data.draw(st.floats(0.0, 1.0)) for c in p.constraints},
+        )
+        for stats_ in (first, st_):
+            ranking = search.rank(stats_)
+            for order, cost in ranking.orders:
+                assert cost == order_cost(p, order, stats_, model)
+            size = [float(stats_.buffer_sizes[s]) for s in p.symbols]
+            sel = [stats_.selectivities[c] for c in p.constraints]
+            for order in permutations(p.symbols):
+                assert search.cost(order, size, sel) == order_cost(p, order, stats_, model)

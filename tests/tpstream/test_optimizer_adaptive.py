@@ -15,6 +15,7 @@ from kleene.errors import KleeneError
 from kleene.tpstream.adaptive import AdaptivePlanner, drift, ema
 from kleene.tpstream.model import Allen, Constraint, TemporalPattern
 from kleene.tpstream.optimizer import initial_statistics, order_cost, rank_orders
+from kleene.tpstream.planning import SharedPlanner
 
 BEFORE = frozenset({Allen.BEFORE})
 # Q3 of section 6.4: A before B AND A before C AND B before C
@@ -265,3 +266,16 @@ def test_a_vanishing_buffer_ranks_at_the_floor() -> None:
     assert p.snapshot.buffer_sizes == {"A": p.sizes["A"], "B": 1.0, "C": p.sizes["C"]}
     assert p.order[0] == "B"
     assert p.plan[1] > 1  # not a cost scaled towards 0
+
+
+def test_the_shared_planner_observes_every_kth_update_of_all_partitions() -> None:
+    # Its weight per observation stands for observe_every updates: observing every
+    # update as well would weigh each update k times over.
+    shared = SharedPlanner(Q3, alpha=0.1, threshold=100, initial_buffer_size=50, observe_every=4)
+    one, two = FakeMatcher({"A": 10, "B": 50, "C": 50}), FakeMatcher({"A": 10, "B": 50, "C": 50})
+    for m in (one, two):
+        shared.adopt(m)
+    for m in (one, two, one, two, one, two, one, two, one):
+        shared.observe(m, [one, two])
+    assert shared.planner.updates == 2 and one.asked + two.asked == 2 + 2  # 2 by adopt
+    assert math.isclose(shared.planner.sizes["A"], 0.9**8 * 50 + (1 - 0.9**8) * 10)
