@@ -151,7 +151,7 @@ class Admission:
             return False
         if self.time_kind not in (None, batch.time_kind):
             return False
-        if not set(batch.types) <= {None, self.plan.stream}:
+        if not batch.present_types() <= {None, self.plan.stream}:
             return False
         for attr in self.reads:
             kind = _column_kind(batch, attr)

@@ -106,35 +106,61 @@ class Deriver:
     def push_columns(
         self,
         times: np.ndarray,
+        t: list[Time],
         positions: list[int],
         masks: list[np.ndarray],
         column: Callable[[int], list[Any]],
     ) -> list[tuple[int, int, int, Situation]]:
-        """Many events of the partition at once, column-wise: ``times`` (increasing)
-        and ``positions`` of the events, ``masks[k]`` whether each satisfies symbol k's
-        predicate, ``column(i)`` the values of attribute i. The result is what
-        :meth:`push` would report event by event, as ``(event index, 0 started or
-        1 finished, symbol index, situation)`` per situation, sorted: the runs of each
-        mask are found by its differences, not by a Python step per event."""
+        """Many events of the partition at once, column-wise: ``times`` (increasing,
+        ``t`` the same as a list) and ``positions`` of the events, ``masks[k]``
+        whether each satisfies symbol k's predicate, ``column(i)`` the values of
+        attribute i. The result is what :meth:`push` would report event by event, as
+        ``(event index, 0 started or 1 finished, symbol index, situation)`` per
+        situation, unsorted: the runs of each mask are found by its differences, not
+        by a Python step per event."""
         out: list[tuple[int, int, int, Situation]] = []
-        t = times.tolist()
         self._runs.clear()
         self._column = column
-        for k in range(len(self.symbols)):
+        n = len(t)
+        for k, symbol in enumerate(self.symbols):
             mask = masks[k]
-            before = np.empty(len(mask), dtype=bool)
+            before = np.empty(n, dtype=bool)
             before[0] = self.ongoing[k] is not None
             before[1:] = mask[:-1]
             opens = np.flatnonzero(mask & ~before).tolist()
             closes = np.flatnonzero(before & ~mask).tolist()
-            if self.ongoing[k] is not None:
-                opens.insert(0, -1)
             if mask[-1]:
-                closes.append(len(mask))
-            for a, b in zip(opens, closes, strict=True):
-                self._run(k, a, b, times, t, positions, column, out)
-        out.sort(key=lambda r: r[:3])
+                closes.append(n)
+            if self.ongoing[k] is not None:
+                self._run(k, -1, closes[0], times, t, positions, out)
+                closes = closes[1:]
+            if symbol.aggregates or symbol.name in self.durations:
+                for a, b in zip(opens, closes, strict=True):
+                    self._run(k, a, b, times, t, positions, out)
+            elif opens:
+                self._plain_runs(k, opens, closes, t, positions, out)
         return out
+
+    def _plain_runs(
+        self,
+        k: int,
+        opens: list[int],
+        closes: list[int],
+        t: list[Time],
+        positions: list[int],
+        out: list[tuple[int, int, int, Situation]],
+    ) -> None:
+        """The runs of a symbol without aggregates or a duration constraint: each is
+        reported started at its first event and finished at its failing one."""
+        name, key, n = self.symbols[k].name, self.key, len(t)
+        for a, b in zip(opens, closes, strict=True):
+            start, first = t[a], positions[a]
+            out.append((a, 0, k, Situation(name, key, start, None, first, first, {})))
+            if b < n:
+                last = positions[b - 1]
+                out.append((b, 1, k, Situation(name, key, start, t[b], first, last, {})))
+        if closes[-1] == n:
+            self.ongoing[k] = Ongoing(t[opens[-1]], positions[opens[-1]], positions[-1], True, [])
 
     def _run(
         self,
@@ -144,7 +170,6 @@ class Deriver:
         times: np.ndarray,
         t: list[Any],
         positions: list[int],
-        column: Callable[[int], list[Any]],
         out: list[tuple[int, int, int, Situation]],
     ) -> None:
         """One run of symbol k's events: from event ``a`` (-1: the situation going on
@@ -158,15 +183,17 @@ class Deriver:
                 self._runs[(k, now.start)] = (-1, [list(state) for state in now.states])
             a = 0
             if b > 0:
-                self._prolong_many(k, now, a, b, positions, column)
+                self._prolong_many(k, now, a, b, positions, self._column)
         else:
             values = (
-                [column(j)[a] for j in range(len(self.attributes))] if symbol.aggregates else ()
+                [self._column(j)[a] for j in range(len(self.attributes))]
+                if symbol.aggregates
+                else ()
             )
             now = self._open(k, t[a], positions[a], tuple(values))
             if symbol.aggregates:
                 self._runs[(k, now.start)] = (a, None)
-            self._prolong_many(k, now, a + 1, b, positions, column)
+            self._prolong_many(k, now, a + 1, b, positions, self._column)
         if not now.reported and a < b:
             seen = self._first_visible(symbol, now, times[a:b])
             if seen is not None:

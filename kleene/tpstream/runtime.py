@@ -126,13 +126,13 @@ class TemporalMatcher:
             part = self._partition(key)
             times = admitted.times[rows]
             t, index = times.tolist(), rows.tolist()
-            positions = [admitted.first + j for j in index]
+            positions = (rows + admitted.first).tolist()
             derived = part.deriver.push_columns(
-                times, positions, [m[rows] for m in masks], _values(columns, index)
+                times, t, positions, [m[rows] for m in masks], _values(columns, index)
             )
             updates += [(index[i], flag, k, s, part, t, i) for i, flag, k, s in derived]
             ends.append((part, t))
-        updates.sort(key=lambda u: u[:3])
+        updates.sort()  # by row, started before finished, symbol: (row, flag, k) is unique
         found: list[TemporalMatch] = []
         at = 0
         while at < len(updates):
