@@ -182,26 +182,23 @@ class Deriver:
             if symbol.aggregates:
                 self._runs[(k, now.start)] = (-1, [list(state) for state in now.states])
             a = 0
-            if b > 0:
-                self._prolong_many(k, now, a, b, positions, self._column)
+            self._add_events(k, now, 0, b)
         else:
-            values = (
-                [self._column(j)[a] for j in range(len(self.attributes))]
-                if symbol.aggregates
-                else ()
-            )
-            now = self._open(k, t[a], positions[a], tuple(values))
+            values: tuple[Any, ...] = ()
             if symbol.aggregates:
-                self._runs[(k, now.start)] = (a, None)
-            self._prolong_many(k, now, a + 1, b, positions, self._column)
+                values = self._row(k, a)
+                self._runs[(k, t[a])] = (a, None)
+            now = self._open(k, t[a], positions[a], values)
+            self._add_events(k, now, a + 1, b)
+        if a < b:
+            now.last = positions[b - 1]
         if not now.reported and a < b:
             seen = self._first_visible(symbol, now, times[a:b])
             if seen is not None:
                 now.reported = True
-                last = now.last
-                now.last = positions[a + seen]
-                out.append((a + seen, 0, k, self._situation(symbol, now, None, {})))
-                now.last = last
+                at = positions[a + seen]  # the situation's last event when it is seen
+                s = Situation(symbol.name, self.key, now.start, None, now.first, at, {})
+                out.append((a + seen, 0, k, s))
         if b == len(t):
             self.ongoing[k] = now
             return
@@ -209,19 +206,16 @@ class Deriver:
         if self._satisfied(symbol.name, t[b] - now.start):
             out.append((b, 1, k, self._situation(symbol, now, t[b], self._results(k, now))))
 
-    def _prolong_many(
-        self,
-        k: int,
-        now: Ongoing,
-        a: int,
-        b: int,
-        positions: list[int],
-        column: Callable[[int], list[Any]],
-    ) -> None:
-        """Prolong ``now`` by the events ``a`` to ``b - 1`` (Algorithm 1's update)."""
+    def _row(self, k: int, a: int) -> tuple[Any, ...]:
+        """Event ``a``'s values of the attributes symbol k aggregates (None elsewhere)."""
+        used = set(self.attr_index[k])
+        return tuple(self._column(j)[a] if j in used else None for j in range(len(self.attributes)))
+
+    def _add_events(self, k: int, now: Ongoing, a: int, b: int) -> None:
+        """Fold the events ``a`` to ``b - 1`` into ``now``'s aggregates (Algorithm 1's
+        updateAgg)."""
         if a >= b:
             return
-        now.last = positions[b - 1]
         for agg, j, state in zip(
             self.symbols[k].aggregates, self.attr_index[k], now.states, strict=True
         ):
@@ -229,7 +223,7 @@ class Deriver:
                 for _ in range(a, b):
                     aggregates.add(agg.func, state, None)
             else:
-                for value in column(j)[a:b]:
+                for value in self._column(j)[a:b]:
                     aggregates.add(agg.func, state, value)
 
     def _first_visible(self, symbol: SymbolPlan, now: Ongoing, times: np.ndarray) -> int | None:
@@ -254,13 +248,12 @@ class Deriver:
             return None
         a, states = run
         if states is None:
-            values = tuple(self._column(j)[a] for j in range(len(self.attributes)))
-            now = self._open(k, start, 0, values)
+            now = self._open(k, start, 0, self._row(k, a))
             a += 1
         else:
             now = Ongoing(start, 0, 0, True, [list(state) for state in states])
             a = 0
-        self._prolong_many(k, now, a, index + 1, [0] * (index + 1), self._column)
+        self._add_events(k, now, a, index + 1)
         return self._results(k, now)
 
     # --- Algorithm 1's cases ------------------------------------------------------
