@@ -50,7 +50,8 @@ class AdmittedColumns:
 
 
 # A columnar batch is admitted column-wise only while its partitions are few enough
-# for a numpy pass per partition to beat a Python step per event.
+# (and it is long enough) for a numpy pass per partition to beat a Python step per
+# event.
 MIN_ROWS_PER_PARTITION = 16
 
 
@@ -68,6 +69,8 @@ class Admission:
         self.last: dict[tuple[Any, ...], Any] = {}
         self.position = 0
         self.rejected: list[RejectedEvent] = []
+        # events per partition a batch needs to be admitted column-wise
+        self.min_rows = MIN_ROWS_PER_PARTITION
 
     def admit_columns(self, events: Any) -> AdmittedColumns | list[Admitted]:
         """The admitted events of a clean arrow batch as columns per partition, the
@@ -115,11 +118,11 @@ class Admission:
         too many partitions for column-wise admission."""
         n = len(batch)
         if not self.plan.partition:
-            return {(): np.arange(n)}
+            return {(): np.arange(n)} if n >= self.min_rows else None
         keys = list(zip(*(batch.column(a) for a in self.plan.partition), strict=True))
         index: dict[tuple[Any, ...], int] = {}
         codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), np.int64, n)
-        if len(index) * MIN_ROWS_PER_PARTITION > n:
+        if len(index) * self.min_rows > n:
             return None
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(index) + 1))

@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kleene.runtime.snapshot import QUERY, unseal
+from kleene.tpstream.admission import AdmittedColumns
+from kleene.tpstream.model import TemporalMatch
 from kleene.tpstream.query import TemporalQuery
 from kleene.tpstream.runtime import TemporalMatcher
 from tests.tpstream.streams import events, queries
@@ -45,10 +47,23 @@ def pushed(
 ) -> Any:
     m = query.matcher()
     m.columnar = columnar
+    m.admission.min_rows = 1  # every clean batch column-wise, however short
+    columnwise: list[int] = []
+    push_columns = m._push_columns
+
+    def counted(admitted: AdmittedColumns) -> list[TemporalMatch]:
+        columnwise.append(len(admitted.batch))
+        return push_columns(admitted)
+
+    m._push_columns = counted  # type: ignore[method-assign]
     found, states = [], []
     for chunk in chunks:
         found.append(m.push(table(chunk, times)))
         states.append(unseal(m.snapshot(), QUERY, query.fingerprint()))
+    # the columnar side takes the column-wise path exactly for the clean batches
+    reads_y = "y" in query.plan.attributes
+    clean = [len(c) for c in chunks if c and not (reads_y and any(e["y"] is None for e in c))]
+    assert columnwise == (clean if columnar else [])
     found.append(m.flush())
     rejected = [(r.id, r.position, r.reason, r.record) for r in m.take_rejected()]
     return found, states, rejected, _explained(query, m)
