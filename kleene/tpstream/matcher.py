@@ -255,12 +255,16 @@ class SituationMatcher:
         self._purge(bound - self.pattern.window)
         for s in finished:
             self._buffers[s.symbol].append(s)
-        if not visible and not ended:
+        triggers = [
+            s
+            for s in visible
+            # a start that can never be the detection time does not trigger (Table 2)
+            if s.end is not None or s.start != time or s.symbol in self._start_triggers
+        ]
+        if not triggers and not ended:
             return []
         found = _Found(self.pattern, time, low_latency=True)
-        for s in visible:
-            if s.end is None and s.start == time and s.symbol not in self._start_triggers:
-                continue  # its start can never be the detection time (Table 2)
+        for s in triggers:
             self._perform({s.symbol: s}, found)
         for s in ended:
             for i in self._end_triggers[s.symbol]:
