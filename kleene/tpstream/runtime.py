@@ -134,12 +134,13 @@ class TemporalMatcher:
             ends.append((part, t))
         updates.sort()  # by row, started before finished, symbol: (row, flag, k) is unique
         found: list[TemporalMatch] = []
-        at = 0
-        while at < len(updates):
-            part, t, i = updates[at][4:]
-            started: list[Situation] = []
-            finished: list[Situation] = []
-            while at < len(updates) and updates[at][4] is part and updates[at][6] == i:
+        at, n = 0, len(updates)
+        while at < n:
+            row, flag, _, s, part, t, i = updates[at]
+            started: list[Situation] = [] if flag else [s]
+            finished: list[Situation] = [s] if flag else []
+            at += 1
+            while at < n and updates[at][0] == row:
                 (finished if updates[at][1] else started).append(updates[at][3])
                 at += 1
             found += self._update(part, t[i], started, finished, i)
