@@ -89,16 +89,7 @@ class Admission:
         parts: dict[tuple[Any, ...], np.ndarray] = {}
         late: list[tuple[int, Any]] = []
         for key, rows in keys.items():
-            t = times[rows]
-            before = np.empty(len(t), dtype=t.dtype)
-            before[1:] = np.maximum.accumulate(t)[:-1]
-            last = self.last.get(key)
-            fresh = t > before
-            fresh[0] = True
-            if last is not None:
-                before[0] = last
-                before = np.maximum(before, last)
-                fresh &= t > last
+            fresh, before = _in_order(times[rows], self.last.get(key))
             if not fresh.all():
                 late += zip(rows[~fresh].tolist(), before[~fresh].tolist(), strict=True)
                 rows = rows[fresh]
@@ -255,6 +246,23 @@ class Admission:
             time if a == "timestamp" else batch.column(a)[j] for a in self.plan.attributes
         )
         return Admitted(position, key, time, values)
+
+
+def _in_order(times: np.ndarray, last: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Which of a partition's times are later than every earlier one (and than
+    ``last``, the partition's latest before them, None if none), and that latest
+    time before each (meaningless for a first event without ``last``). A late event
+    does not raise the maximum, so the running maximum of all earlier times is the
+    latest admitted one, as event-by-event admission keeps it."""
+    before = np.empty_like(times)
+    before[0] = times[0] if last is None else last
+    before[1:] = np.maximum.accumulate(times)[:-1]
+    if last is not None:
+        before = np.maximum(before, last)
+    fresh = times > before
+    if last is None:
+        fresh[0] = True
+    return fresh, before
 
 
 def _column_kind(batch: EventBatch, attr: str) -> str | None:

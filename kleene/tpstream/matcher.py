@@ -317,7 +317,7 @@ class _Found:
         symbols = self.pattern.symbols
         config = {x: ws[x] for x in symbols}
         starts = [s.start for s in config.values()]
-        # known established by now: within the window when now is (within_window)
+        # established by now at the latest: within the window if now is (within_window)
         if self.time - min(starts) > self.pattern.window and not within_window(
             self.pattern, config
         ):
