@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from kleene.events import EventBatch, EventFields, read_batch, value_kind
@@ -35,6 +36,25 @@ class Admitted:
     values: tuple[Any, ...]
 
 
+@dataclass(frozen=True)
+class AdmittedColumns:
+    """The admitted events of a clean columnar batch, per partition: ``parts`` maps
+    each partition key to the batch rows of its admitted events, in arrival order;
+    ``times`` holds every row's time (internal), ``first`` the batch's first
+    position."""
+
+    batch: EventBatch
+    times: np.ndarray
+    first: int
+    parts: dict[tuple[Any, ...], np.ndarray]
+
+
+# A columnar batch is admitted column-wise only while its partitions are few enough
+# (and it is long enough) for a numpy pass per partition to beat a Python step per
+# event.
+MIN_ROWS_PER_PARTITION = 16
+
+
 class Admission:
     """Admits the events of one stream, batch by batch, in arrival order."""
 
@@ -49,10 +69,61 @@ class Admission:
         self.last: dict[tuple[Any, ...], Any] = {}
         self.position = 0
         self.rejected: list[RejectedEvent] = []
+        # events per partition a batch needs to be admitted column-wise
+        self.min_rows = MIN_ROWS_PER_PARTITION
+
+    def admit_columns(self, events: Any) -> AdmittedColumns | list[Admitted]:
+        """The admitted events of a clean arrow batch as columns per partition, the
+        admitted events of any other input one by one (as :meth:`admit`)."""
+        batch = read_batch(events, self.fields, self.position)
+        if batch.table is None or not self._clean(batch):
+            return self._rows(batch)
+        keys = self._keys(batch)
+        if keys is None:
+            return self._whole(batch)
+        if self.time_kind is None:
+            self.time_kind, self.tz = batch.time_kind, batch.tz
+        for attr in self.reads:
+            self.kinds.setdefault(attr, _column_kind(batch, attr))  # type: ignore[arg-type]
+        times = batch.times_array()
+        parts: dict[tuple[Any, ...], np.ndarray] = {}
+        late: list[tuple[int, Any]] = []
+        for key, rows in keys.items():
+            fresh, before = _in_order(times[rows], self.last.get(key))
+            if not fresh.all():
+                late += zip(rows[~fresh].tolist(), before[~fresh].tolist(), strict=True)
+                rows = rows[fresh]
+            if len(rows):
+                parts[key] = rows
+                self.last[key] = times[rows[-1]].item()
+        for j, before_j in sorted(late):
+            reason = self._late(times[j].item(), before_j)
+            self.rejected.append(
+                RejectedEvent(batch.ids[j], self.position + j, reason, batch.record(j))
+            )
+        first, self.position = self.position, self.position + len(batch)
+        return AdmittedColumns(batch, times, first, parts)
+
+    def _keys(self, batch: EventBatch) -> dict[tuple[Any, ...], np.ndarray] | None:
+        """The batch rows of each partition key, in arrival order; None when there are
+        too many partitions for column-wise admission."""
+        n = len(batch)
+        if not self.plan.partition:
+            return {(): np.arange(n)} if n >= self.min_rows else None
+        keys = list(zip(*(batch.column(a) for a in self.plan.partition), strict=True))
+        index: dict[tuple[Any, ...], int] = {}
+        codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), np.int64, n)
+        if len(index) * self.min_rows > n:
+            return None
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(index) + 1))
+        return {k: order[bounds[c] : bounds[c + 1]] for k, c in index.items()}
 
     def admit(self, events: Any) -> list[Admitted]:
         """The admitted events of the stream, in arrival order."""
-        batch = read_batch(events, self.fields, self.position)
+        return self._rows(read_batch(events, self.fields, self.position))
+
+    def _rows(self, batch: EventBatch) -> list[Admitted]:
         if self._clean(batch):
             return self._whole(batch)
         out = []
@@ -74,7 +145,7 @@ class Admission:
             return False
         if self.time_kind not in (None, batch.time_kind):
             return False
-        if not set(batch.types) <= {None, self.plan.stream}:
+        if not batch.present_types() <= {None, self.plan.stream}:
             return False
         for attr in self.reads:
             kind = _column_kind(batch, attr)
@@ -175,6 +246,23 @@ class Admission:
             time if a == "timestamp" else batch.column(a)[j] for a in self.plan.attributes
         )
         return Admitted(position, key, time, values)
+
+
+def _in_order(times: np.ndarray, last: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Which of a partition's times are later than every earlier one (and than
+    ``last``, the partition's latest before them, None if none), and that latest
+    time before each (meaningless for a first event without ``last``). A late event
+    does not raise the maximum, so the running maximum of all earlier times is the
+    latest admitted one, as event-by-event admission keeps it."""
+    before = np.empty_like(times)
+    before[0] = times[0] if last is None else last
+    before[1:] = np.maximum.accumulate(times)[:-1]
+    if last is not None:
+        before = np.maximum(before, last)
+    fresh = times > before
+    if last is None:
+        fresh[0] = True
+    return fresh, before
 
 
 def _column_kind(batch: EventBatch, attr: str) -> str | None:

@@ -191,7 +191,7 @@ def _constraints(query: TemporalQueryText, check: _Checker) -> tuple[Constraint,
 
 def _predicate(
     d: SituationDefinition, index: Callable[[str], int], name: str, check: _Checker
-) -> tuple[Callable[..., bool], str]:
+) -> tuple[Callable[..., bool], str, expr.Expr]:
     lowered = expr.lower(d.predicate, lambda ref: expr.Load(expr.EVENT, ref.attr))  # type: ignore[attr-defined]
     if lowered.kind in (expr.Kind.NUMBER, expr.Kind.STRING):
         raise check.error(
@@ -203,7 +203,7 @@ def _predicate(
         f"def {name}(e):\n    try:\n        return {code} is True\n"
         f"    except {codegen.CAUGHT}:\n        return False\n"
     )
-    return codegen.build(source, name), source
+    return codegen.build(source, name), source, lowered
 
 
 def _return_value(node: ast.Expr, name: str) -> tuple[Callable[..., Any], str, tuple[Any, ...]]:
@@ -282,7 +282,7 @@ def build_plan(text: str) -> TemporalPlan:
     position = {a: k for k, a in enumerate(attributes)}
     symbols = []
     for k, d in enumerate(query.definitions):
-        holds, source = _predicate(d, position.__getitem__, f"_holds{k}", check)
+        holds, source, lowered = _predicate(d, position.__getitem__, f"_holds{k}", check)
         low = None if d.minimum is None else _length(d.minimum, "AT LEAST", check)
         high = None if d.maximum is None else _length(d.maximum, "AT MOST", check)
         if (
@@ -305,6 +305,7 @@ def build_plan(text: str) -> TemporalPlan:
                 low,
                 high,
                 tuple(wanted[d.symbol].values()),
+                lowered,
             )
         )
     window = _length(query.within, "WITHIN", check)

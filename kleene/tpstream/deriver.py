@@ -23,9 +23,11 @@ derived situation and is never reported finished.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from kleene.tpstream import aggregates
 from kleene.tpstream.model import Situation, TemporalPattern, Time
@@ -59,11 +61,16 @@ class Deriver:
         self.symbols = plan.symbols
         self.key = key
         self.durations = pattern.durations
+        self.attributes = plan.attributes
         self.attr_index = [
             [None if a.attr is None else plan.attributes.index(a.attr) for a in s.aggregates]
             for s in plan.symbols
         ]
         self.ongoing: list[Ongoing | None] = [None] * len(plan.symbols)
+        # the runs of the last push_columns (for partial_at): where each began in
+        # that batch, and the states of one going on before it
+        self._runs: dict[tuple[int, Time], tuple[int, list[list[Any]] | None]] = {}
+        self._column: Callable[[int], list[Any]] = lambda i: []
 
     def push(
         self, time: Time, position: int, values: tuple[Any, ...]
@@ -95,6 +102,159 @@ class Deriver:
             if s.name == symbol and now is not None and now.start == start:
                 return self._results(k, now)
         return None
+
+    def push_columns(
+        self,
+        times: np.ndarray,
+        t: list[Time],
+        positions: list[int],
+        masks: list[np.ndarray],
+        column: Callable[[int], list[Any]],
+    ) -> list[tuple[int, int, int, Situation]]:
+        """Many events of the partition at once, column-wise: ``times`` (increasing,
+        ``t`` the same as a list) and ``positions`` of the events, ``masks[k]``
+        whether each satisfies symbol k's predicate, ``column(i)`` the values of
+        attribute i. The result is what :meth:`push` would report event by event, as
+        ``(event index, 0 started or 1 finished, symbol index, situation)`` per
+        situation, unsorted: the runs of each mask are found by its differences, not
+        by a Python step per event."""
+        out: list[tuple[int, int, int, Situation]] = []
+        self._runs.clear()
+        self._column = column
+        n = len(t)
+        for k, symbol in enumerate(self.symbols):
+            mask = masks[k]
+            before = np.empty(n, dtype=bool)
+            before[0] = self.ongoing[k] is not None
+            before[1:] = mask[:-1]
+            opens = np.flatnonzero(mask & ~before).tolist()
+            closes = np.flatnonzero(before & ~mask).tolist()
+            if mask[-1]:
+                closes.append(n)
+            if self.ongoing[k] is not None:
+                self._run(k, -1, closes[0], times, t, positions, out)
+                closes = closes[1:]
+            if symbol.aggregates or symbol.name in self.durations:
+                for a, b in zip(opens, closes, strict=True):
+                    self._run(k, a, b, times, t, positions, out)
+            elif opens:
+                self._plain_runs(k, opens, closes, t, positions, out)
+        return out
+
+    def _plain_runs(
+        self,
+        k: int,
+        opens: list[int],
+        closes: list[int],
+        t: list[Time],
+        positions: list[int],
+        out: list[tuple[int, int, int, Situation]],
+    ) -> None:
+        """The runs of a symbol without aggregates or a duration constraint: each is
+        reported started at its first event and finished at its failing one."""
+        name, key, n = self.symbols[k].name, self.key, len(t)
+        for a, b in zip(opens, closes, strict=True):
+            start, first = t[a], positions[a]
+            out.append((a, 0, k, Situation(name, key, start, None, first, first, {})))
+            if b < n:
+                last = positions[b - 1]
+                out.append((b, 1, k, Situation(name, key, start, t[b], first, last, {})))
+        if closes[-1] == n:
+            self.ongoing[k] = Ongoing(t[opens[-1]], positions[opens[-1]], positions[-1], True, [])
+
+    def _run(
+        self,
+        k: int,
+        a: int,
+        b: int,
+        times: np.ndarray,
+        t: list[Any],
+        positions: list[int],
+        out: list[tuple[int, int, int, Situation]],
+    ) -> None:
+        """One run of symbol k's events: from event ``a`` (-1: the situation going on
+        before these events) to before event ``b`` (the first failing one, or the end
+        of the events, when it goes on)."""
+        symbol = self.symbols[k]
+        now = self.ongoing[k]
+        if a < 0:
+            assert now is not None
+            if symbol.aggregates:
+                self._runs[(k, now.start)] = (-1, [list(state) for state in now.states])
+            a = 0
+            self._add_events(k, now, 0, b)
+        else:
+            values: tuple[Any, ...] = ()
+            if symbol.aggregates:
+                values = self._row(k, a)
+                self._runs[(k, t[a])] = (a, None)
+            now = self._open(k, t[a], positions[a], values)
+            self._add_events(k, now, a + 1, b)
+        if a < b:
+            now.last = positions[b - 1]
+        if not now.reported and a < b:
+            seen = self._first_visible(symbol, now, times[a:b])
+            if seen is not None:
+                now.reported = True
+                at = positions[a + seen]  # the situation's last event when it is seen
+                s = Situation(symbol.name, self.key, now.start, None, now.first, at, {})
+                out.append((a + seen, 0, k, s))
+        if b == len(t):
+            self.ongoing[k] = now
+            return
+        self.ongoing[k] = None
+        if self._satisfied(symbol.name, t[b] - now.start):
+            out.append((b, 1, k, self._situation(symbol, now, t[b], self._results(k, now))))
+
+    def _row(self, k: int, a: int) -> tuple[Any, ...]:
+        """Event ``a``'s values of the attributes symbol k aggregates (None elsewhere)."""
+        used = set(self.attr_index[k])
+        return tuple(self._column(j)[a] if j in used else None for j in range(len(self.attributes)))
+
+    def _add_events(self, k: int, now: Ongoing, a: int, b: int) -> None:
+        """Fold the events ``a`` to ``b - 1`` into ``now``'s aggregates (Algorithm 1's
+        updateAgg)."""
+        if a >= b:
+            return
+        for agg, j, state in zip(
+            self.symbols[k].aggregates, self.attr_index[k], now.states, strict=True
+        ):
+            if j is None:
+                for _ in range(a, b):
+                    aggregates.add(agg.func, state, None)
+            else:
+                for value in self._column(j)[a:b]:
+                    aggregates.add(agg.func, state, value)
+
+    def _first_visible(self, symbol: SymbolPlan, now: Ongoing, times: np.ndarray) -> int | None:
+        """The first of a run's events at which it becomes visible (:meth:`_visible`)."""
+        low, high = self.durations.get(symbol.name, (None, None))
+        if high is not None:
+            return None
+        if low is None:
+            return 0
+        found = np.flatnonzero(times - now.start >= low)
+        return int(found[0]) if len(found) else None
+
+    def partial_at(self, symbol: str, start: Time, index: int) -> Mapping[str, Any] | None:
+        """The aggregates of ``symbol``'s situation since ``start`` over its events up
+        to event ``index`` of the last :meth:`push_columns` batch (:meth:`partial` as
+        it was at that event)."""
+        k = next(k for k, s in enumerate(self.symbols) if s.name == symbol)
+        if not self.symbols[k].aggregates:
+            return {}
+        run = self._runs.get((k, start))
+        if run is None:
+            return None
+        a, states = run
+        if states is None:
+            now = self._open(k, start, 0, self._row(k, a))
+            a += 1
+        else:
+            now = Ongoing(start, 0, 0, True, [list(state) for state in states])
+            a = 0
+        self._add_events(k, now, a, index + 1)
+        return self._results(k, now)
 
     # --- Algorithm 1's cases ------------------------------------------------------
 

@@ -116,8 +116,8 @@ class Join:
             return
         y = plan.steps[i]
         buf = self.buffers[y]
-        first = min(s.start for s in ws.values())
-        last = max(s.start for s in ws.values())
+        starts = [s.start for s in ws.values()]
+        first, last = min(starts), max(starts)
         clip = buf.starting_in((last - self.window, True, first + self.window, True))
         for lo, hi in intersect(ranges[i], clip):
             for p in range(lo, hi):

@@ -238,12 +238,13 @@ class SituationMatcher:
         self, time: Time, started: Sequence[Situation], finished: Sequence[Situation]
     ) -> list[TemporalMatch]:
         """Algorithm 4 (see the module docstring)."""
-        before = dict(self._running)
+        running = self._running
+        before = dict(running) if finished else running
         visible: list[Situation] = []
         ended: list[Situation] = []
         ended_now: dict[str, Situation] = {}
         for s in started:
-            self._running[s.symbol] = s
+            running[s.symbol] = s
             visible.append(s)
         for s in finished:
             was = before.get(s.symbol)
@@ -252,14 +253,23 @@ class SituationMatcher:
             (ended if was is not None and was.start == s.start else visible).append(s)
         # A match found from now on is established at the detection time or, when a
         # duration constraint deferred it, no earlier than that situation's start.
-        bound = min([time - self._slack] + [s.start for s in visible])
+        bound = time - self._slack
+        for s in visible:
+            if s.start < bound:
+                bound = s.start
         self._purge(bound - self.pattern.window)
         for s in finished:
             self._buffers[s.symbol].append(s)
+        triggers = [
+            s
+            for s in visible
+            # a start that can never be the detection time does not trigger (Table 2)
+            if s.end is not None or s.start != time or s.symbol in self._start_triggers
+        ]
+        if not triggers and not ended:
+            return []
         found = _Found(self.pattern, time, low_latency=True)
-        for s in visible:
-            if s.end is None and s.start == time and s.symbol not in self._start_triggers:
-                continue  # its start can never be the detection time (Table 2)
+        for s in triggers:
             self._perform({s.symbol: s}, found)
         for s in ended:
             for i in self._end_triggers[s.symbol]:
@@ -268,7 +278,7 @@ class SituationMatcher:
                 prev = before.get(other)
                 if prev is None or prefix_group(s.start, prev.start) <= oriented(c, s.symbol):
                     continue  # no partner running, or decided when both started
-                partner = ended_now.get(other, self._running.get(other))
+                partner = ended_now.get(other, running.get(other))
                 if partner is not None and partner.start == prev.start:
                     self._perform({s.symbol: s, other: partner}, found)
         return found.matches
@@ -309,17 +319,22 @@ class _Found:
         self.seen: set[tuple[Time, ...]] | None = set() if low_latency else None
 
     def publish(self, ws: dict[str, Situation]) -> None:
-        config = {x: ws[x] for x in self.pattern.symbols}
-        if not within_window(self.pattern, config, known_by=self.time):
+        symbols = self.pattern.symbols
+        config = {x: ws[x] for x in symbols}
+        starts = [s.start for s in config.values()]
+        # established by now at the latest: within the window if now is (within_window)
+        if self.time - min(starts) > self.pattern.window and not within_window(
+            self.pattern, config
+        ):
             return
         if self.seen is not None:
-            ident = tuple(s.start for s in config.values())
+            ident = tuple(starts)
             if ident in self.seen:
                 return
             self.seen.add(ident)
         # Found when its last situation ends, or earlier while one still runs: the
         # update's time is its largest end when every end is known.
-        key = next(iter(config.values())).key
+        key = config[symbols[0]].key
         self.matches.append(TemporalMatch(key, config, self.time, self.time))
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kleene.compiler.expr import Expr
 from kleene.compiler.returns import STRING, ValueType
 from kleene.errors import EventError
 from kleene.times import MICROS, TIME_UNITS, time_unit_seconds
@@ -65,7 +66,9 @@ class AggregatePlan:
 class SymbolPlan:
     """``DEFINE name AS predicate [duration]``: ``holds(e)`` is the compiled predicate
     over an event tuple (values of :attr:`TemporalPlan.attributes` in order), true only
-    when the predicate is true (an error is false); ``source`` its generated code."""
+    when the predicate is true (an error is false); ``source`` its generated code;
+    ``condition`` the predicate in the expression IR, which the columnar backend
+    evaluates over a whole batch (:mod:`kleene.tpstream.batch`)."""
 
     name: str
     holds: Callable[[tuple[Any, ...]], bool]
@@ -74,6 +77,7 @@ class SymbolPlan:
     minimum: Length | None
     maximum: Length | None
     aggregates: tuple[AggregatePlan, ...]
+    condition: Expr | None = None
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,15 @@ from kleene.match import RejectedEvent
 from kleene.runtime import snapshot
 from kleene.runtime.output import Reporter
 from kleene.times import MICROS, micros_to_datetime
-from kleene.tpstream.admission import Admission
+from kleene.tpstream.admission import Admission, Admitted, AdmittedColumns
+from kleene.tpstream.batch import BatchColumns
 from kleene.tpstream.deriver import Deriver
 from kleene.tpstream.model import Situation, TemporalMatch, TemporalPattern
 from kleene.tpstream.plan import TemporalPlan
 from kleene.tpstream.planning import SharedPlanner
 
 MatcherFactory = Callable[[TemporalPattern], Any]
+Partial = Callable[[str, Any], Mapping[str, Any] | None]
 
 
 class Partition:
@@ -76,6 +78,8 @@ class TemporalMatcher:
         self.admission = Admission(plan, fields)
         self.pattern: TemporalPattern | None = None
         self.partitions: dict[tuple[Any, ...], Partition] = {}
+        # whether clean arrow batches are matched column-wise (False: event by event)
+        self.columnar = True
         if state is not None:
             self._restore(snapshot.unseal(state, snapshot.QUERY, fingerprint))
 
@@ -84,16 +88,95 @@ class TemporalMatcher:
     def push(self, events: Any) -> list[TemporalMatch]:
         """Matches detected by these events (pyarrow, pandas or mappings, as
         :func:`kleene.compile`'s queries accept)."""
+        if not self.columnar:
+            return self._push_events(self.admission.admit(events))
+        admitted = self.admission.admit_columns(events)
+        if isinstance(admitted, list):
+            return self._push_events(admitted)
+        return self._push_columns(admitted)
+
+    def _push_events(self, admitted: list[Admitted]) -> list[TemporalMatch]:
+        """Event by event: each event's deriver step, then its matcher update."""
         found: list[TemporalMatch] = []
-        for e in self.admission.admit(events):
+        for e in admitted:
             part = self._partition(e.key)
             started, finished = part.deriver.push(e.time, e.position, e.values)
             part.last = e.time
             for m in part.matcher.update(e.time, started, finished):
-                found.append(self._output(m, part.deriver))
+                found.append(self._output(m, part.deriver.partial))
             if self.planner is not None and (started or finished):
                 self.planner.observe(part.matcher, self._matchers())
         return self._handed(found)
+
+    def _push_columns(self, admitted: AdmittedColumns) -> list[TemporalMatch]:
+        """A clean batch column-wise: each partition's deriver finds its situations
+        from the predicate masks (:meth:`Deriver.push_columns`), and the matchers are
+        updated only at the events that start or finish one, in arrival order; the
+        same matches as :meth:`_push_events`, which updates at every event.
+
+        An update without situations only purges the buffers, and the bound of an
+        update with situations at time t is never below that of one at the
+        partition's previous event t': a situation visible at t started after
+        t' - slack (section 5.3's duration rules), so ``min(t - slack, visible
+        starts)`` is at least ``t' - slack``; without low latency, the running
+        situations of t' that finish at t count with their starts as before. The
+        skipped updates would thus purge nothing an update with situations does not;
+        only the last event's is made up at the end, so that the state
+        (:meth:`snapshot`) is the same.
+        """
+        columns = BatchColumns(self.plan, admitted.batch, admitted.times)
+        masks = columns.masks()
+        updates: list[tuple[int, int, int, Situation, Partition, list[Any], int]] = []
+        ends = []
+        for key, rows in admitted.parts.items():
+            part = self._partition(key)
+            times = admitted.times[rows]
+            t, index = times.tolist(), rows.tolist()
+            positions = (rows + admitted.first).tolist()
+            derived = part.deriver.push_columns(
+                times, t, positions, [m[rows] for m in masks], _values(columns, index)
+            )
+            updates += [(index[i], flag, k, s, part, t, i) for i, flag, k, s in derived]
+            ends.append((part, t))
+        updates.sort()  # by row, started before finished, symbol: (row, flag, k) is unique
+        found: list[TemporalMatch] = []
+        at, n = 0, len(updates)
+        while at < n:
+            row, flag, _, s, part, t, i = updates[at]
+            started: list[Situation] = [] if flag else [s]
+            finished: list[Situation] = [s] if flag else []
+            at += 1
+            while at < n and updates[at][0] == row:
+                (finished if updates[at][1] else started).append(updates[at][3])
+                at += 1
+            found += self._update(part, t[i], started, finished, i)
+        for part, t in ends:
+            if part.last != t[-1]:
+                found += self._update(part, t[-1], [], [], len(t) - 1)
+        return self._handed(found)
+
+    def _update(
+        self,
+        part: Partition,
+        time: Any,
+        started: list[Situation],
+        finished: list[Situation],
+        index: int,
+    ) -> list[TemporalMatch]:
+        """One matcher update of a column-wise batch at its partition's event
+        ``index``; a match's running situations take their aggregates so far then."""
+        part.last = time
+        matches = part.matcher.update(time, started, finished)
+        if self.planner is not None and (started or finished):
+            self.planner.observe(part.matcher, self._matchers())
+        if not matches:
+            return []
+        deriver = part.deriver
+
+        def partial(name: str, start: Any) -> Mapping[str, Any] | None:
+            return deriver.partial_at(name, start, index)
+
+        return [self._output(m, partial) for m in matches]
 
     def flush(self) -> list[TemporalMatch]:
         """End of input: a situation still going on has no end and is not derived
@@ -101,7 +184,7 @@ class TemporalMatcher:
         found = []
         for part in self.partitions.values():
             for m in part.matcher.flush(part.last):
-                found.append(self._output(m, part.deriver))
+                found.append(self._output(m, part.deriver.partial))
         return self._handed(found)
 
     def _handed(self, found: list[TemporalMatch]) -> list[TemporalMatch]:
@@ -140,11 +223,15 @@ class TemporalMatcher:
             return value
         return micros_to_datetime(value, self.admission.tz)
 
-    def _output(self, m: TemporalMatch, deriver: Deriver) -> TemporalMatch:
+    def _output(self, m: TemporalMatch, partial: Partial) -> TemporalMatch:
+        """The match with its RETURN values and times as they came in; ``partial``
+        gives the aggregates so far of a situation still going on."""
+        if not self.plan.returns and self.admission.time_kind != "datetime":
+            return m  # nothing to compute, nothing to convert
         inputs: dict[tuple[str, str], Any] = {}
         situations = {}
         for name, s in m.situations.items():
-            values = s.aggregates if s.end is not None else deriver.partial(name, s.start)
+            values = s.aggregates if s.end is not None else partial(name, s.start)
             inputs.update({(name, k): v for k, v in (values or {}).items()})
             inputs[(name, "start")] = self._time(s.start)
             inputs[(name, "end")] = self._time(s.end)
@@ -196,3 +283,17 @@ class TemporalMatcher:
             except (KleeneError, TypeError, ValueError, KeyError, IndexError) as e:
                 raise SnapshotError(f"the snapshot's state is malformed ({e})") from None
             part.last = last_time
+
+
+def _values(columns: BatchColumns, rows: list[int]) -> Callable[[int], list[Any]]:
+    """Attribute i's Python values at ``rows`` of the batch, read once."""
+    cache: dict[int, list[Any]] = {}
+
+    def values(i: int) -> list[Any]:
+        found = cache.get(i)
+        if found is None:
+            every = columns.values(i)
+            found = cache[i] = [every[j] for j in rows]
+        return found
+
+    return values
