@@ -38,7 +38,8 @@ from pyspark.sql.streaming.stateful_processor import TimerValues
 
 from kleene.errors import EventError, QueryError, SnapshotError
 from kleene.spark._interval_worker import IntervalRowEncoder, IntervalSchema, compiled
-from kleene.spark._prepare import INTERNAL_PREFIX, key_columns, with_key
+from kleene.spark._prepare import key_columns, with_key
+from kleene.spark._processor import micro_batch, without_internal
 from kleene.spark._query import QuerySpec, key_routing
 from kleene.spark._rows import combined_schema
 from kleene.spark.intervals import interval_schema, resolve_interval_query
@@ -97,11 +98,10 @@ class IntervalProcessor(StatefulProcessor):
     def handleInputRows(
         self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
-        frames = [f for f in rows if len(f)]
-        if not frames:
+        batch = micro_batch(rows)
+        if batch is None:
             return
-        new = pd.concat(frames, ignore_index=True)
-        new = new.drop(columns=[c for c in new.columns if str(c).startswith(INTERNAL_PREFIX)])
+        new = without_internal(batch)
         saved = self.state.get() if self.state.exists() else None
         try:
             matcher = self.query.matcher(state=bytes(saved[0]) if saved else None)
