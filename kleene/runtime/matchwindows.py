@@ -1,0 +1,131 @@
+"""Match windows in front of a SASE+ engine (the ``match_windows`` option; match-window
+paper, sections 4.1-4.3 and Algorithm 1's lazy call).
+
+For a plan the compiler marked (:mod:`kleene.compiler.matchwindows`: a SEQ without
+negation under a skip-till strategy, ``all`` output), the events of a batch admitted
+whole are read in time order into match windows, one per partition of the plan's key:
+an event no state may accept is dropped (Theorem 1), and each window keeps the summary
+statistics of the event-set matcher (:mod:`kleene.eventsets.summary`, over a pattern of
+one singleton set per positive variable, an event's bit for a variable set when one of
+the variable's states may accept it). A complete window whose necessary match conditions
+fail (Theorem 2: fewer events than variables, a first event the first state cannot
+take, or a variable without an event counted in order) cannot hold a match starting at
+its first event; only the events of the other windows reach the engine.
+
+That gives the engine's matches exactly: a match starting at e uses only events of e's
+window, all of which reach the engine when e's window is a candidate; events fed for
+other windows are events of the stream the engine would have seen anyway. Windows the
+batch cannot complete are kept whole: those of events in the batch's last W (a later
+batch may add to them) and, unless the batch is the stream's first, the events in its
+first W (their windows may have begun in an earlier batch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kleene.compiler.plan import Plan
+from kleene.events import EventBatch
+from kleene.eventsets.model import SesPattern, SetVariable
+from kleene.eventsets.windows import MatchWindow
+from kleene.runtime.prefilter import Prefilter
+
+_NO_EVENT: dict[str, object] = {}  # windows need only positions, times and bits here
+
+
+def skeleton(plan: Plan, window: float) -> SesPattern:
+    """The plan's positive variables as an SES pattern of singleton sets in SEQ order,
+    without constraints: what the summary statistics count."""
+    kleene = plan.kleene_vars
+    sets = tuple((SetVariable(v, v in kleene, i),) for i, v in enumerate(plan.positive_vars))
+    return SesPattern(sets, (), window)
+
+
+def variable_bits(plan: Plan, accepts: Sequence[np.ndarray]) -> np.ndarray:
+    """Per event, the bit vector ``ē`` of the variables one of whose states may accept
+    it (``v_1`` the highest bit, as in :mod:`kleene.eventsets.filtering`)."""
+    m = len(plan.positive_vars)
+    bit = {v: 1 << (m - 1 - i) for i, v in enumerate(plan.positive_vars)}
+    n = len(accepts[0]) if accepts else 0
+    out = np.zeros(n, dtype=np.int64)
+    for state, accepted in zip(plan.states, accepts, strict=True):
+        out[accepted] |= bit[state.var]
+    return out
+
+
+def candidates(
+    pattern: SesPattern,
+    times: np.ndarray,
+    bits: np.ndarray,
+    codes: np.ndarray | None,
+    fresh: bool,
+) -> np.ndarray:
+    """Which events of a batch in time order lie in a candidate window (module
+    docstring); ``codes`` are the events' partition codes (None: one partition),
+    ``fresh`` says no event came before the batch."""
+    n = len(times)
+    keep = np.zeros(n, dtype=bool)
+    if not n:
+        return keep
+    tau = pattern.window
+    at = times.tolist()
+    windows: dict[int, MatchWindow] = {}
+    marked: dict[int, int] = {}  # per partition, the last position kept
+
+    def keep_window(key: int, window: MatchWindow) -> None:
+        last = marked.get(key, -1)
+        for entry in reversed(window.entries):
+            if entry.position <= last:
+                break
+            keep[entry.position] = True
+        marked[key] = window.entries[-1].position
+
+    def complete(key: int, window: MatchWindow, time: Any) -> None:
+        while window.complete(time, tau):
+            if window.candidate():
+                keep_window(key, window)
+            window.dequeue()
+
+    for j in np.flatnonzero(bits).tolist():
+        key = 0 if codes is None else int(codes[j])
+        window = windows.get(key)
+        if window is None:
+            window = windows[key] = MatchWindow(pattern, True)
+        complete(key, window, at[j])
+        window.enqueue(j, _NO_EVENT, at[j], int(bits[j]))
+    end = at[-1]
+    for key, window in windows.items():
+        complete(key, window, end)
+        if len(window):  # windows a later event may still add to
+            keep_window(key, window)
+    if not fresh:
+        keep |= times <= times[0] + tau
+    return keep
+
+
+class WindowFront:
+    """The match windows of one matcher's plan: which events of a batch admitted whole
+    reach the engine (see the module docstring)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self._pattern: SesPattern | None = None
+
+    def keep(
+        self, prefilter: Prefilter, batch: EventBatch, clean: set[str], window: float, fresh: bool
+    ) -> np.ndarray:
+        """Per event of ``batch``, whether it lies in a candidate window."""
+        if self._pattern is None or self._pattern.window != window:
+            self._pattern = skeleton(self.plan, window)
+        bits = variable_bits(self.plan, prefilter.accepts(batch, clean))
+        codes = None
+        if prefilter.key_attrs:
+            rows = np.flatnonzero(bits)
+            some = prefilter.key_codes(batch, rows)
+            if some is not None:
+                codes = np.full(len(batch), -1, dtype=np.int64)
+                codes[rows] = some
+        return candidates(self._pattern, batch.times_array(), bits, codes, fresh)
