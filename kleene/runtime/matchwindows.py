@@ -15,9 +15,12 @@ its first event; only the events of the other windows reach the engine.
 That gives the engine's matches exactly: a match starting at e uses only events of e's
 window, all of which reach the engine when e's window is a candidate; events fed for
 other windows are events of the stream the engine would have seen anyway. Windows the
-batch cannot complete are kept whole: those of events in the batch's last W (a later
-batch may add to them) and, unless the batch is the stream's first, the events in its
-first W (their windows may have begun in an earlier batch).
+batch cannot complete are kept whole: those starting in the batch's last W at an event
+the first variable may take (a later batch may add to them) and, unless the batch is
+the stream's first, the events in its first W (their windows may have begun in an
+earlier batch). :func:`candidates` reads the windows as the event-set matcher does;
+:func:`chained`, which the front runs, tests them column-wise with a test at least as
+strict (each variable a distinct event, in order) that is still necessary.
 """
 
 from __future__ import annotations
@@ -99,8 +102,65 @@ def candidates(
     end = at[-1]
     for key, window in windows.items():
         complete(key, window, end)
+        while len(window) and not window.conditions()[1]:
+            window.dequeue()  # no match starts at it (condition 5)
         if len(window):  # windows a later event may still add to
             keep_window(key, window)
+    if not fresh:
+        keep |= times <= times[0] + tau
+    return keep
+
+
+def chained(
+    m: int, tau: float, times: np.ndarray, bits: np.ndarray, codes: np.ndarray | None, fresh: bool
+) -> np.ndarray:
+    """:func:`candidates` column-wise, with the necessary conditions read for singleton
+    sets in order: a match starting at an event of ``v_1`` binds one later event to each
+    further variable, in order, within τ; the chain that takes each variable's earliest
+    event after the previous link ends no later than any such binding, so the window is
+    a candidate when that chain ends within τ (conditions 4 and 5 follow). Where the
+    counters of :func:`candidates` can count one event for two variables (after the
+    event that let it count has left the window), the chain cannot: it keeps no more
+    events. Found with ``searchsorted`` per partition; each candidate window's events
+    are kept as one range."""
+    n = len(times)
+    keep = np.zeros(n, dtype=bool)
+    if not n:
+        return keep
+    rows = np.flatnonzero(bits)
+    if codes is None:
+        segments = [rows]
+    else:
+        order = np.lexsort((rows, codes[rows]))
+        rows = rows[order]
+        cuts = np.flatnonzero(np.diff(codes[rows])) + 1
+        segments = np.split(rows, cuts)
+    end = times[-1]
+    variables = [1 << (m - 1 - i) for i in range(m)]
+    for seg in segments:
+        t, b = times[seg], bits[seg]
+        starts = np.flatnonzero(b & variables[0])
+        if not len(starts):
+            continue
+        link, chain = starts, np.ones(len(starts), dtype=bool)
+        for bit in variables[1:]:
+            has = np.flatnonzero(b & bit)
+            if not len(has):
+                chain[:] = False
+                break
+            k = np.searchsorted(has, link, side="right")
+            chain &= k < len(has)
+            link = has[np.minimum(k, len(has) - 1)]
+        limit = t[starts] + tau
+        open_ = limit >= end  # a later batch may still add to the window
+        chosen = starts[open_ | (chain & (t[link] <= limit))]
+        if not len(chosen):
+            continue
+        stops = np.searchsorted(t, t[chosen] + tau, side="right")
+        depth = np.zeros(len(seg) + 1, dtype=np.int64)
+        np.add.at(depth, chosen, 1)
+        np.add.at(depth, stops, -1)
+        keep[seg[np.cumsum(depth)[:-1] > 0]] = True
     if not fresh:
         keep |= times <= times[0] + tau
     return keep
@@ -128,4 +188,5 @@ class WindowFront:
             if some is not None:
                 codes = np.full(len(batch), -1, dtype=np.int64)
                 codes[rows] = some
-        return candidates(self._pattern, batch.times_array(), bits, codes, fresh)
+        m = len(self.plan.positive_vars)
+        return chained(m, window, batch.times_array(), bits, codes, fresh)
