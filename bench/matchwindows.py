@@ -60,10 +60,9 @@ def kept_share(q: kleene.Query, events: pa.Table) -> float:
     assert window is not None
     pre = Prefilter(plan)
     clean = set(batch.present_types())
-    keep = pre.relevant(batch, clean, window) & WindowFront(plan).keep(
-        pre, batch, clean, window, True
-    )
-    relevant = pre.relevant(batch, clean, window)
+    accepts = pre.accepts(batch, clean)
+    relevant = pre.relevant(batch, clean, window, accepts)
+    keep = relevant & WindowFront(plan).keep(pre, batch, accepts, window, True)
     return float(np.count_nonzero(keep)) / max(1, int(np.count_nonzero(relevant)))
 
 

@@ -87,10 +87,11 @@ class Admission:
             mask = np.ones(len(batch), dtype=bool)
         elif self.prefilter.useful:
             window = self.clock.window()
-            mask = self.prefilter.relevant(batch, clean, window)
-            if self.front is not None and window is not None:  # the plan's match windows
-                fresh = self.st.position == 0
-                mask &= self.front.keep(self.prefilter, batch, clean, window, fresh)
+            accepts = self.prefilter.accepts(batch, clean) if self.front is not None else None
+            mask = self.prefilter.relevant(batch, clean, window, accepts)
+            if self.front is not None and accepts is not None and window is not None:
+                fresh = self.st.position == 0  # the plan's match windows
+                mask &= self.front.keep(self.prefilter, batch, accepts, window, fresh)
         else:
             mask = batch.type_mask(self.types)
         if self.skips:

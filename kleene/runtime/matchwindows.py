@@ -175,12 +175,18 @@ class WindowFront:
         self._pattern: SesPattern | None = None
 
     def keep(
-        self, prefilter: Prefilter, batch: EventBatch, clean: set[str], window: float, fresh: bool
+        self,
+        prefilter: Prefilter,
+        batch: EventBatch,
+        accepts: Sequence[np.ndarray],
+        window: float,
+        fresh: bool,
     ) -> np.ndarray:
-        """Per event of ``batch``, whether it lies in a candidate window."""
+        """Per event of ``batch``, whether it lies in a candidate window (``accepts``:
+        per state, which events it may accept, :meth:`Prefilter.accepts`)."""
         if self._pattern is None or self._pattern.window != window:
             self._pattern = skeleton(self.plan, window)
-        bits = variable_bits(self.plan, prefilter.accepts(batch, clean))
+        bits = variable_bits(self.plan, accepts)
         codes = None
         if prefilter.key_attrs:
             rows = np.flatnonzero(bits)

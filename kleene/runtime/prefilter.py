@@ -53,7 +53,11 @@ class Prefilter:
         )
 
     def relevant(
-        self, batch: EventBatch, clean: set[str], window: float | None = None
+        self,
+        batch: EventBatch,
+        clean: set[str],
+        window: float | None = None,
+        accepts: list[np.ndarray] | None = None,
     ) -> np.ndarray:
         """Per event, whether some state may accept it. With ``window`` (the WITHIN in
         time units; only for a batch in time order, with no event before it still to
@@ -61,7 +65,8 @@ class Prefilter:
         accepts and within the window before some event a last state accepts, as every
         event of a match does (SIGMOD 2008, section 3.2, step 5). Events in the first
         and last ``window`` of the batch are kept: their partners may lie in another."""
-        accepts = self.accepts(batch, clean)
+        if accepts is None:  # (given when the caller has them: :meth:`accepts`)
+            accepts = self.accepts(batch, clean)
         mask = np.zeros(len(batch), dtype=bool)
         for accepted in accepts:
             mask |= accepted

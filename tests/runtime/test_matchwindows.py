@@ -30,7 +30,8 @@ def _kept(text: str, rows: list[dict[str, Any]], fresh: bool = True) -> list[int
     """The ids of the events the front lets through, for a batch admitted whole."""
     plan = kleene.compile(text, match_windows=True).plan
     batch = read_batch(pa.Table.from_pylist(rows), EventFields("type", "timestamp", "id"), 0)
-    keep = WindowFront(plan).keep(Prefilter(plan), batch, set(TYPES), 5, fresh)
+    pre = Prefilter(plan)
+    keep = WindowFront(plan).keep(pre, batch, pre.accepts(batch, set(TYPES)), 5, fresh)
     return [r["id"] for r, k in zip(rows, keep.tolist(), strict=True) if k]
 
 
