@@ -32,13 +32,12 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import TimerValues
 
 from kleene.errors import EventError, QueryError, SnapshotError
 from kleene.spark._interval_worker import IntervalRowEncoder, IntervalSchema, compiled
-from kleene.spark._prepare import key_columns, with_key
+from kleene.spark._prepare import keyed
 from kleene.spark._processor import micro_batch, without_internal
 from kleene.spark._query import QuerySpec, key_routing
 from kleene.spark._rows import combined_schema
@@ -66,15 +65,9 @@ def interval_stream(
     columns = spec.columns
     if columns.id_field not in events.columns:
         raise EventError(f"a stream needs an id column ({columns.id_field!r} is missing)")
-    routing = key_routing(q, partition_by)
-    if routing is not None:
-        keyed = with_key(events, routing, columns)
-        group_cols = key_columns(routing.width)
-    else:
-        keyed = events.withColumn(GROUP, F.lit(0))
-        group_cols = [GROUP]
+    grouped, group_cols = keyed(events, key_routing(q, partition_by), columns, GROUP)
     schema = interval_schema(q, events, columns)
-    output = keyed.groupBy(*group_cols).transformWithStateInPandas(
+    output = grouped.groupBy(*group_cols).transformWithStateInPandas(
         statefulProcessor=IntervalProcessor(spec, schema),
         outputStructType=combined_schema(schema),
         outputMode="Append",

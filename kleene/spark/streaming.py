@@ -49,7 +49,7 @@ from kleene.imprecise import IntervalQuery
 from kleene.query import is_tpstream
 from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._interval_stream import interval_stream
-from kleene.spark._prepare import INTERNAL_PREFIX, key_columns, with_key
+from kleene.spark._prepare import INTERNAL_PREFIX, keyed
 from kleene.spark._processor import MICROS_COLUMN, MatchProcessor
 from kleene.spark._query import QuerySpec, key_routing, resolve_query
 from kleene.spark._rows import (
@@ -175,14 +175,7 @@ def match_stream(
     spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
     columns = spec.columns
     timed, datetime_time = _timed(events, columns, watermark)
-    routing = key_routing(q, partition_by)
-    if routing is not None:
-        timed = with_key(timed, routing, columns)
-        group_cols = key_columns(routing.width)
-    else:
-        timed = timed.withColumn(ALL_KEY, F.lit(0))
-        group_cols = [ALL_KEY]
-
+    timed, group_cols = keyed(timed, key_routing(q, partition_by), columns, ALL_KEY)
     layout: RowLayout = build_match_schema(q.plan, events.schema, columns)
     if q.output is OutputFormat.COLLAPSED:
         layout = build_collapsed_schema(q.plan, events.schema, columns)
