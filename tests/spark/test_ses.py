@@ -159,7 +159,7 @@ def stream_files(
 def test_match_stream_closes_match_windows_per_key_and_equals_batch_and_local(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    """An SES query over a stream of three files (one micro-batch each, then the batch
+    """An SES query over a stream of two files (one micro-batch each, then the batch
     the end marker's watermark brings): each patient's matcher lives on as a snapshot
     between micro-batches; every match leaves in the first micro-batch whose watermark
     is past its window (first event + τ) and not before; the matches equal those of
@@ -171,7 +171,7 @@ def test_match_stream_closes_match_windows_per_key_and_equals_batch_and_local(
     from kleene.io.schema import match_id
 
     text = CHEMO.replace("WITHIN 6", "WITHIN 8")
-    rows = ordered(240, 7)
+    rows = ordered(160, 7)
     files, late = stream_files(rows, 80)
     on_time = sorted(
         (r for f in files for r in f if r["id"] not in late),
