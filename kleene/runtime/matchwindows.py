@@ -4,13 +4,12 @@ paper, sections 4.1-4.3 and Algorithm 1's lazy call).
 For a plan the compiler marked (:mod:`kleene.compiler.matchwindows`: a SEQ without
 negation under a skip-till strategy, ``all`` output), the events of a batch admitted
 whole are read in time order into match windows, one per partition of the plan's key:
-an event no state may accept is dropped (Theorem 1), and each window keeps the summary
-statistics of the event-set matcher (:mod:`kleene.eventsets.summary`, over a pattern of
-one singleton set per positive variable, an event's bit for a variable set when one of
-the variable's states may accept it). A complete window whose necessary match conditions
-fail (Theorem 2: fewer events than variables, a first event the first state cannot
-take, or a variable without an event counted in order) cannot hold a match starting at
-its first event; only the events of the other windows reach the engine.
+an event no state may accept is dropped (Theorem 1); the others carry a bit per positive
+variable one of whose states may accept them, and a pattern of one singleton set per
+positive variable says what a window needs. A complete window whose necessary match
+conditions fail (Theorem 2: fewer events than variables, a first event the first state
+cannot take, or no event per variable in order) cannot hold a match starting at its
+first event; only the events of the other windows reach the engine.
 
 That gives the engine's matches exactly: a match starting at e uses only events of e's
 window, all of which reach the engine when e's window is a candidate; events fed for
