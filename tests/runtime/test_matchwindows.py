@@ -81,7 +81,7 @@ def test_the_plan_records_the_option_and_explain_says_it() -> None:
     fresh=st.booleans(),
     partitioned=st.booleans(),
 )
-def test_the_column_wise_chains_keep_what_the_summary_statistics_keep(
+def test_the_column_wise_chains_keep_no_event_the_summary_statistics_drop(
     steps: list[int], data: Any, m: int, tau: int, fresh: bool, partitioned: bool
 ) -> None:
     """The front's column-wise test (earliest chains per partition) keeps no event the
