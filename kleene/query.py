@@ -63,6 +63,7 @@ class Query:
         max_matches: int | None = DEFAULT_MAX_MATCHES,
         engine: str = "auto",
         time_unit: str | None = None,
+        match_windows: bool = False,
         node: ast.Query | None = None,
     ) -> None:
         if allowed_lateness < 0:
@@ -79,8 +80,14 @@ class Query:
             text,
             strategy=option(ast.Strategy, strategy, "strategy"),
             output=option(ast.OutputFormat, output, "output format"),
+            match_windows=match_windows,
         )
         chosen, self.engine_reason = self._choose_engine(engine, output is None)
+        if match_windows and (allowed_lateness or chosen == "backtrack"):
+            raise QueryError(
+                "match_windows does not apply with allowed_lateness (events are reordered "
+                "across windows) nor to the backtrack engine (it needs every event)"
+            )
         self.config = MatcherConfig(
             fields=EventFields(type_field, time_field, id_field),
             allowed_lateness=allowed_lateness,
@@ -315,7 +322,10 @@ def compile(
     allowed_lateness, max_runs (live runs, default 1,000,000), max_matches (matches per
     matcher, default 1,000,000, None for no limit), engine ("auto", "nfa", "merge",
     "postpone", ...), time_unit (what one unit of a numeric time column is: "ns", "us",
-    "ms", "s", "min", "h" or "d"; needed by a WITHIN with a unit over numeric times).
+    "ms", "s", "min", "h" or "d"; needed by a WITHIN with a unit over numeric times),
+    match_windows (True: only the events of candidate match windows reach the engine;
+    for a SEQ without negation under a skip-till strategy with the all output, else
+    QueryError; docs/language.md).
     An event-set pattern ``PATTERN SEQ({C c, P+ p}, B b) ...`` compiles to a
     :class:`kleene.eventsets.query.SesQuery` (its options: output "all", "earliest",
     "maximal" or "earliest-maximal", the field names, time_unit, max_matches, engine).

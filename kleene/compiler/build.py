@@ -27,7 +27,7 @@ edge (step 5).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kleene.compiler import cnf, codegen, edgecode
@@ -46,11 +46,13 @@ from kleene.compiler.expr import Kind, lower
 from kleene.compiler.groups import Edge, Link, check_groups
 from kleene.compiler.kinds import kind_lookup
 from kleene.compiler.kinds import value_kinds as _value_kinds
+from kleene.compiler.matchwindows import refusal
 from kleene.compiler.plan import Negation, Plan, State
 from kleene.compiler.returns import return_items, window_text
 from kleene.compiler.shape import Shape, vector_shape
 from kleene.compiler.slots import Slot, SlotLayout
 from kleene.compiler.structure import nfa_states
+from kleene.errors import QueryError
 from kleene.lang import ast, to_text
 from kleene.lang import expr_to_text as _text
 
@@ -361,8 +363,11 @@ def build_plan(
     *,
     strategy: ast.Strategy | None = None,
     output: ast.OutputFormat | None = None,
+    match_windows: bool = False,
 ) -> Plan:
-    """Run :data:`PASSES` over the query, then freeze the result into a :class:`Plan`."""
+    """Run :data:`PASSES` over the query, then freeze the result into a :class:`Plan`;
+    ``match_windows`` puts match windows in front of the engine, or raises QueryError
+    where they would change the matches (:mod:`kleene.compiler.matchwindows`)."""
     draft = Draft(
         query,
         text,
@@ -371,7 +376,13 @@ def build_plan(
     )
     for compiler_pass in PASSES:
         compiler_pass(draft)
-    return _plan(draft)
+    plan = _plan(draft)
+    if not match_windows:
+        return plan
+    why = refusal(plan)
+    if why is not None:
+        raise QueryError(f"match_windows does not apply to this query: {why}")
+    return replace(plan, match_windows=True)
 
 
 def _plan(d: Draft) -> Plan:

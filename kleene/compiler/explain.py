@@ -13,6 +13,12 @@ _IGNORE = {
 }
 
 
+_WINDOWS = (
+    "match windows: the engine sees only the events of windows of W per partition that "
+    "meet the necessary match conditions (match-window paper, Theorems 1 and 2)",
+)
+
+
 def _conj(parts: tuple[str, ...]) -> str:
     return " and ".join(parts) if parts else "True"
 
@@ -35,6 +41,7 @@ def explain_plan(plan: Plan) -> str:
         + (", ".join(plan.partition.names) if plan.partition else "none (one partition)")
         + _routing(plan),
         f"state vector V: [{', '.join(plan.layout.describe())}]",
+        *(_WINDOWS if plan.match_windows else ()),
         "states:",
     ]
     window = "" if plan.window is None else " and within window"

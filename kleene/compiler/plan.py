@@ -131,6 +131,7 @@ class Plan:
     kleene_vars: frozenset[str]
     shape: Shape  # the vectorized evaluation's view (kleene.compiler.shape)
     groups: tuple[tuple[str, ...], ...] = ()  # members of each SEQ(...)+ of 2+ members
+    match_windows: bool = False  # only candidate match windows' events reach the engine
 
     @property
     def partition_width(self) -> int:

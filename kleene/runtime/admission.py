@@ -23,6 +23,7 @@ from kleene.runtime.clock import StreamClock
 from kleene.runtime.config import MatcherConfig
 from kleene.runtime.core import Admitted, AdmittedEvent
 from kleene.runtime.ingest import Validator
+from kleene.runtime.matchwindows import WindowFront
 from kleene.runtime.prefilter import Prefilter
 from kleene.runtime.routing import Router
 from kleene.runtime.state import MatcherState
@@ -46,6 +47,7 @@ class Admission:
         self.lateness = bool(config.allowed_lateness)
         self.validator = Validator(plan, st.learned_kinds)
         self.prefilter = Prefilter(plan)
+        self.front = WindowFront(plan) if plan.match_windows else None
         # the backtrack core's postponed runs may still complete matches before an
         # event that no state accepts, so every event has to reach such a core
         self.every_event = every_event
@@ -84,7 +86,12 @@ class Admission:
         if self.every_event:
             mask = np.ones(len(batch), dtype=bool)
         elif self.prefilter.useful:
-            mask = self.prefilter.relevant(batch, clean, self.clock.window())
+            window = self.clock.window()
+            accepts = self.prefilter.accepts(batch, clean) if self.front is not None else None
+            mask = self.prefilter.relevant(batch, clean, window, accepts)
+            if self.front is not None and accepts is not None and window is not None:
+                fresh = self.st.position == 0  # the plan's match windows
+                mask &= self.front.keep(self.prefilter, batch, accepts, window, fresh)
         else:
             mask = batch.type_mask(self.types)
         if self.skips:

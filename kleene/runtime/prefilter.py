@@ -53,7 +53,11 @@ class Prefilter:
         )
 
     def relevant(
-        self, batch: EventBatch, clean: set[str], window: float | None = None
+        self,
+        batch: EventBatch,
+        clean: set[str],
+        window: float | None = None,
+        accepts: list[np.ndarray] | None = None,
     ) -> np.ndarray:
         """Per event, whether some state may accept it. With ``window`` (the WITHIN in
         time units; only for a batch in time order, with no event before it still to
@@ -61,14 +65,8 @@ class Prefilter:
         accepts and within the window before some event a last state accepts, as every
         event of a match does (SIGMOD 2008, section 3.2, step 5). Events in the first
         and last ``window`` of the batch are kept: their partners may lie in another."""
-        typed: dict[str, np.ndarray] = {}
-        for etype, _, _ in self.states:
-            if etype not in typed:
-                typed[etype] = batch.type_mask([etype])
-        accepts = [
-            self._accepts(batch, clean, typed[etype], etype, props)
-            for etype, _, props in self.states
-        ]
+        if accepts is None:  # (given when the caller has them: :meth:`accepts`)
+            accepts = self.accepts(batch, clean)
         mask = np.zeros(len(batch), dtype=bool)
         for accepted in accepts:
             mask |= accepted
@@ -94,6 +92,19 @@ class Prefilter:
             mask |= batch.type_mask(self.always)
         return mask
 
+    def accepts(self, batch: EventBatch, clean: set[str]) -> list[np.ndarray]:
+        """Per state (in plan order), which events it may accept: its type and its
+        single-event properties (every event of the type where they cannot be
+        evaluated column-wise)."""
+        typed: dict[str, np.ndarray] = {}
+        for etype, _, _ in self.states:
+            if etype not in typed:
+                typed[etype] = batch.type_mask([etype])
+        return [
+            self._accepts(batch, clean, typed[etype], etype, props)
+            for etype, _, props in self.states
+        ]
+
     def _same_partition(
         self,
         batch: EventBatch,
@@ -107,7 +118,7 @@ class Prefilter:
         partition only (runs see only their partition's events)."""
         keep = np.ones(len(batch), dtype=bool)
         rows = np.flatnonzero(mask | is_start | is_end)
-        codes = self._key_codes(batch, rows)
+        codes = self.key_codes(batch, rows)
         if codes is None or not len(rows):
             return keep
         order = np.lexsort((rows, codes))  # by partition, then stream order
@@ -122,7 +133,7 @@ class Prefilter:
         keep[r[~ok & (c >= 0)]] = False
         return keep
 
-    def _key_codes(self, batch: EventBatch, rows: np.ndarray) -> np.ndarray | None:
+    def key_codes(self, batch: EventBatch, rows: np.ndarray) -> np.ndarray | None:
         """Partition codes of the given rows, equal where the matcher's partition
         tuples are equal, or None."""
         shared = set(self.key_attrs.values())

@@ -32,13 +32,13 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import TimerValues
 
 from kleene.errors import EventError, QueryError, SnapshotError
 from kleene.spark._interval_worker import IntervalRowEncoder, IntervalSchema, compiled
-from kleene.spark._prepare import INTERNAL_PREFIX, key_columns, with_key
+from kleene.spark._prepare import keyed
+from kleene.spark._processor import micro_batch, without_internal
 from kleene.spark._query import QuerySpec, key_routing
 from kleene.spark._rows import combined_schema
 from kleene.spark.intervals import interval_schema, resolve_interval_query
@@ -65,15 +65,9 @@ def interval_stream(
     columns = spec.columns
     if columns.id_field not in events.columns:
         raise EventError(f"a stream needs an id column ({columns.id_field!r} is missing)")
-    routing = key_routing(q, partition_by)
-    if routing is not None:
-        keyed = with_key(events, routing, columns)
-        group_cols = key_columns(routing.width)
-    else:
-        keyed = events.withColumn(GROUP, F.lit(0))
-        group_cols = [GROUP]
+    grouped, group_cols = keyed(events, key_routing(q, partition_by), columns, GROUP)
     schema = interval_schema(q, events, columns)
-    output = keyed.groupBy(*group_cols).transformWithStateInPandas(
+    output = grouped.groupBy(*group_cols).transformWithStateInPandas(
         statefulProcessor=IntervalProcessor(spec, schema),
         outputStructType=combined_schema(schema),
         outputMode="Append",
@@ -97,11 +91,10 @@ class IntervalProcessor(StatefulProcessor):
     def handleInputRows(
         self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
-        frames = [f for f in rows if len(f)]
-        if not frames:
+        batch = micro_batch(rows)
+        if batch is None:
             return
-        new = pd.concat(frames, ignore_index=True)
-        new = new.drop(columns=[c for c in new.columns if str(c).startswith(INTERNAL_PREFIX)])
+        new = without_internal(batch)
         saved = self.state.get() if self.state.exists() else None
         try:
             matcher = self.query.matcher(state=bytes(saved[0]) if saved else None)

@@ -91,6 +91,16 @@ def _id_nullable_integral(df: DataFrame, id_field: str) -> bool:
     return field.nullable and isinstance(field.dataType, _INTEGRAL)
 
 
+def keyed(
+    df: DataFrame, routing: KeyRouting | None, columns: EventColumns, one_group: str
+) -> tuple[DataFrame, list[str]]:
+    """``df`` ready to group per key: with its key columns and their names, or, for a
+    query without a key, with one constant column ``one_group`` (all events one group)."""
+    if routing is not None:
+        return with_key(df, routing, columns), key_columns(routing.width)
+    return df.withColumn(one_group, F.lit(0)), [one_group]
+
+
 def with_key(df: DataFrame, routing: KeyRouting, columns: EventColumns) -> DataFrame:
     """``df`` with one ``kleene__k<i>`` column per key component."""
     present = {f.name: f.dataType for f in df.schema.fields}

@@ -72,16 +72,19 @@ class MatchProcessor(StatefulProcessor):
         self.query = self.spec.compile()
         cols = self.spec.columns
         self.time_field, self.id_field = cols.time_field, cols.id_field
+        self.window_us, self.forgetful = self._reach()
+
+    def _reach(self) -> tuple[float | None, bool]:
+        """The query's window in microseconds (None without one) and whether a key's
+        matcher may be dropped once the watermark is past its events' windows."""
         window = self.query.window
-        self.window_us = None if window is None else window * 1e6
-        self.forgetful = self.query.output is not OutputFormat.NON_OVERLAP
+        forgetful = self.query.output is not OutputFormat.NON_OVERLAP
+        return (None if window is None else window * 1e6), forgetful
 
     def handleInputRows(
         self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
-        frames = [f for f in rows if len(f)]
-        new = pd.concat(frames, ignore_index=True) if frames else None
-        yield from self._step(new, timerValues.getCurrentWatermarkInMs())
+        yield from self._step(micro_batch(rows), timerValues.getCurrentWatermarkInMs())
 
     def handleExpiredTimer(
         self, key: Any, timerValues: TimerValues, expiredTimerInfo: ExpiredTimerInfo
@@ -227,6 +230,17 @@ class MatchProcessor(StatefulProcessor):
             self.handle.registerTimer(math.ceil(min(wakes) / 1000) + 1)
 
 
+def micro_batch(rows: Iterator[pd.DataFrame]) -> pd.DataFrame | None:
+    """A key's rows of one micro-batch (the frames Spark hands a stateful processor) as
+    one frame; None when there are none."""
+    frames = [f for f in rows if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def without_internal(frame: pd.DataFrame) -> pd.DataFrame:
+    """The events without kleene's internal columns (``kleene__...``)."""
+    return frame.drop(columns=[c for c in frame.columns if str(c).startswith(INTERNAL_PREFIX)])
+
+
 def _events(frame: pd.DataFrame) -> pa.Table:
-    events = frame.drop(columns=[c for c in frame.columns if str(c).startswith(INTERNAL_PREFIX)])
-    return pa.Table.from_pandas(events, preserve_index=False)
+    return pa.Table.from_pandas(without_internal(frame), preserve_index=False)

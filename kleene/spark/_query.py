@@ -86,6 +86,7 @@ def resolve_query(
             "allowed_lateness": query.config.allowed_lateness,
             "max_runs": query.config.max_runs,
             "time_unit": query.config.time_unit,
+            "match_windows": query.plan.match_windows,
         }
         text = query.text
     else:

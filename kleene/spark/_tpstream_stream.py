@@ -25,6 +25,7 @@ from pyspark.sql.streaming.stateful_processor import TimerValues
 
 from kleene.errors import SnapshotError
 from kleene.spark._prepare import INTERNAL_PREFIX
+from kleene.spark._processor import micro_batch, without_internal
 from kleene.spark._tpstream_schema import TemporalSchema, match_row, rejected_row
 from kleene.spark._tpstream_worker import compiled, to_arrow
 
@@ -50,16 +51,15 @@ class TemporalProcessor(StatefulProcessor):
     def handleInputRows(
         self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
-        frames = [f for f in rows if len(f)]
-        if not frames:
+        events = micro_batch(rows)
+        if events is None:
             return
-        events = pd.concat(frames, ignore_index=True)
         f = self.query.fields
         if self.datetime_time:  # pandas gives naive local times: rebuild them, UTC
             events[f.time_field] = pd.to_datetime(events[MICROS], unit="us", utc=True)
         order = [c for c in (MICROS if self.datetime_time else f.time_field, f.id_field)]
         events = events.sort_values([c for c in order if c in events], kind="stable")
-        events = events.drop(columns=[c for c in events if c.startswith(INTERNAL_PREFIX)])
+        events = without_internal(events)
         saved = self.state.get() if self.state.exists() else None
         try:
             matcher = self.query.matcher(state=None if saved is None else bytes(saved[0]))

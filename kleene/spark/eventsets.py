@@ -24,7 +24,7 @@ exactly as :meth:`kleene.eventsets.matcher.SesMatcher.push` rejects it.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, TypeGuard, cast
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -35,7 +35,7 @@ from kleene.eventsets.query import SesQuery
 from kleene.spark._prepare import POS, with_positions, with_seen
 from kleene.spark._query import QuerySpec, merged_options
 from kleene.spark._rows import combined_schema, split_output
-from kleene.spark._schema import MatchSchema
+from kleene.spark._schema import EventColumns, MatchSchema
 from kleene.spark._session import use_this_python
 from kleene.spark._worker import GroupMatcher
 from kleene.spark.batch import Layout, MatchResult
@@ -92,17 +92,8 @@ def match_ses(
     columns = spec.columns
     prepared = with_seen(with_positions(df, columns), columns, q.needs.required)
     key = partition_attributes(q.pattern)
-    groups = [a for a in key if a in df.columns]  # a missing one is null: no match
-    if not groups:
-        prepared, groups = prepared.withColumn(ONE_GROUP, F.lit(0)), [ONE_GROUP]
-    by_name = {f.name: f.dataType for f in df.schema.fields}
-    schema = MatchSchema(
-        q.variables,
-        (),
-        by_name.get(columns.id_field, T.LongType()),
-        by_name.get(columns.time_field, T.DoubleType()),
-        (),
-    )
+    prepared, groups = grouped(prepared, q, df.columns)
+    schema = ses_schema(q, df.schema, columns)
     worker = GroupMatcher(
         spec, schema, tuple(groups), (), added_id=columns.id_field not in df.columns
     )
@@ -123,7 +114,30 @@ def match_ses(
     )
 
 
-def is_ses(query: Any) -> bool:
+def grouped(df: DataFrame, q: SesQuery, columns: list[str]) -> tuple[DataFrame, list[str]]:
+    """``df`` and the columns to group it by: the partitioning attributes of Definition 6
+    among the input's ``columns`` (a missing one is null: no match), else one constant
+    group column added to ``df``."""
+    groups = [a for a in partition_attributes(q.pattern) if a in columns]
+    if not groups:
+        return df.withColumn(ONE_GROUP, F.lit(0)), [ONE_GROUP]
+    return df, groups
+
+
+def ses_schema(q: SesQuery, schema: T.StructType, columns: EventColumns) -> MatchSchema:
+    """The match-row layout of ``q`` over input rows of ``schema``: its variables' ids,
+    start and end; nothing returned."""
+    by_name = {f.name: f.dataType for f in schema.fields}
+    return MatchSchema(
+        q.variables,
+        (),
+        by_name.get(columns.id_field, T.LongType()),
+        by_name.get(columns.time_field, T.DoubleType()),
+        (),
+    )
+
+
+def is_ses(query: Any) -> TypeGuard[str | SesQuery]:
     """Whether ``kleene.spark.match`` sends ``query`` (text or compiled) to
     :func:`match_ses` (grouped by its partitioning attributes; ``partition_by``,
     ``slice``, ``method`` and ``pushdown`` do not apply to it)."""

@@ -44,11 +44,12 @@ from pyspark.sql.streaming import StreamingQuery
 
 import kleene
 from kleene.errors import EventError, QueryError
+from kleene.eventsets.query import SesQuery
 from kleene.imprecise import IntervalQuery
 from kleene.query import is_tpstream
 from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._interval_stream import interval_stream
-from kleene.spark._prepare import INTERNAL_PREFIX, key_columns, with_key
+from kleene.spark._prepare import INTERNAL_PREFIX, keyed
 from kleene.spark._processor import MICROS_COLUMN, MatchProcessor
 from kleene.spark._query import QuerySpec, key_routing, resolve_query
 from kleene.spark._rows import (
@@ -61,8 +62,10 @@ from kleene.spark._rows import (
     combined_schema,
     split_output,
 )
-from kleene.spark._schema import build_match_schema
+from kleene.spark._schema import EventColumns, build_match_schema
+from kleene.spark._ses_stream import ses_stream
 from kleene.spark._session import ROCKSDB_PROVIDER, active_session
+from kleene.spark.eventsets import is_ses, ses_spec
 from kleene.spark.intervals import is_interval
 from kleene.spark.sources import read_event_stream
 from kleene.spark.tpstream import TemporalStreamResult, match_temporal_stream
@@ -121,13 +124,13 @@ def match_stream(
 ) -> TemporalStreamResult: ...
 @overload
 def match_stream(
-    events: DataFrame, query: str | kleene.Query, *, checkpoint: str, **options: Any
+    events: DataFrame, query: str | kleene.Query | SesQuery, *, checkpoint: str, **options: Any
 ) -> StreamMatchResult: ...
 
 
 def match_stream(
     events: DataFrame,
-    query: str | kleene.Query | IntervalQuery | TemporalQuery,
+    query: str | kleene.Query | IntervalQuery | TemporalQuery | SesQuery,
     *,
     checkpoint: str,
     watermark: str = "0 seconds",
@@ -148,7 +151,9 @@ def match_stream(
     An interval query (an ``IntervalQuery``, or ``time="interval"`` with its options, a
     declared ``u_max`` among them) runs as :mod:`kleene.spark._interval_stream` says. A
     TPStream query goes to :func:`kleene.spark.tpstream.match_temporal_stream` (no
-    watermark: its matches leave at their detection time).
+    watermark: its matches leave at their detection time). An event-set pattern is
+    matched per key of its partitioning attributes, each match leaving once the
+    watermark closes its match window (:mod:`kleene.spark._ses_stream`).
     """
     spark = active_session(events.sparkSession)
     if spark.conf.get("spark.sql.streaming.stateStore.providerClass", None) != ROCKSDB_PROVIDER:
@@ -160,8 +165,35 @@ def match_stream(
     if other is not None:
         return other
     assert not isinstance(query, IntervalQuery | TemporalQuery)
+    if is_ses(query):  # kleene.spark._ses_stream
+        spec = ses_spec(query, time_field, type_field, id_field, compile_options)
+        timed, datetime_time = _timed(events, spec.columns, watermark)
+        output, schema = ses_stream(timed, spec, events.schema, datetime_time, partition_by)
+        matches, rejected = split_output(output, schema)
+        return StreamMatchResult(output, matches, rejected, checkpoint, schema, spec)
+    assert not isinstance(query, SesQuery)
     spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
     columns = spec.columns
+    timed, datetime_time = _timed(events, columns, watermark)
+    timed, group_cols = keyed(timed, key_routing(q, partition_by), columns, ALL_KEY)
+    layout: RowLayout = build_match_schema(q.plan, events.schema, columns)
+    if q.output is OutputFormat.COLLAPSED:
+        layout = build_collapsed_schema(q.plan, events.schema, columns)
+    processor = MatchProcessor(spec, layout, datetime_time)
+    output = timed.groupBy(*group_cols).transformWithStateInPandas(
+        statefulProcessor=processor,
+        outputStructType=combined_schema(layout),
+        outputMode="Append",
+        timeMode="EventTime",
+    )
+    matches, rejected = split_output(output, layout)
+    return StreamMatchResult(output, matches, rejected, checkpoint, layout, spec)
+
+
+def _timed(events: DataFrame, columns: EventColumns, watermark: str) -> tuple[DataFrame, bool]:
+    """The events with the watermark on a private copy of their time and that time in
+    microseconds (module docstring), and whether the times are timestamps; EventError
+    when the id or time column is missing or the times are neither."""
     if columns.id_field not in events.columns:
         raise EventError(
             f"a stream needs an id column ({columns.id_field!r} is missing): "
@@ -175,33 +207,10 @@ def match_stream(
         raise EventError(
             f"stream times must be numbers or timestamps; {columns.time_field!r} is {time_type}"
         )
-
     timed = events.withColumn(WATERMARK_COLUMN, _event_time(columns.time_field, time_type))
     timed = timed.withWatermark(WATERMARK_COLUMN, watermark)
     timed = timed.withColumn(MICROS_COLUMN, F.unix_micros(F.col(WATERMARK_COLUMN)))
-    timed = timed.drop(WATERMARK_COLUMN)
-
-    routing = key_routing(q, partition_by)
-    if routing is not None:
-        timed = with_key(timed, routing, columns)
-        group_cols = key_columns(routing.width)
-    else:
-        timed = timed.withColumn(ALL_KEY, F.lit(0))
-        group_cols = [ALL_KEY]
-
-    schema: RowLayout = build_match_schema(q.plan, events.schema, columns)
-    if q.output is OutputFormat.COLLAPSED:
-        schema = build_collapsed_schema(q.plan, events.schema, columns)
-    out_schema = combined_schema(schema)
-    processor = MatchProcessor(spec, schema, datetime_time)
-    output = timed.groupBy(*group_cols).transformWithStateInPandas(
-        statefulProcessor=processor,
-        outputStructType=out_schema,
-        outputMode="Append",
-        timeMode="EventTime",
-    )
-    matches, rejected = split_output(output, schema)
-    return StreamMatchResult(output, matches, rejected, checkpoint, schema, spec)
+    return timed.drop(WATERMARK_COLUMN), datetime_time
 
 
 def _other_kind_stream(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -117,3 +118,103 @@ def test_match_takes_a_compiled_query_with_its_fields(spark: SparkSession) -> No
     assert sorted(tuple(m.ids().items()) for m in found) == sorted(
         tuple(m.ids().items()) for m in local
     )
+
+
+DELAY = 2  # the stream's watermark delay, seconds (times are numbers of seconds)
+
+
+def ordered(n: int, seed: int) -> list[dict[str, Any]]:
+    """Events in time order (ties in id order) from time 1 on, over three patients and a
+    null one; some V missing (rejected events)."""
+    rng = random.Random(seed)
+    rows, time = [], 1
+    for k in range(n):
+        time += rng.choice([0, 1, 1, 2])
+        pid = rng.choice([1, 2, 3, None])
+        value = None if rng.random() < 0.03 else rng.randint(0, 99)
+        rows.append(
+            {"id": k, "type": rng.choice("CPPBBD"), "timestamp": time, "PID": pid, "V": value}
+        )
+    return rows
+
+
+def stream_files(
+    rows: list[dict[str, Any]], size: int
+) -> tuple[list[list[dict[str, Any]]], set[int]]:
+    """``rows`` cut into files of ``size``, each file's last three events arriving with the
+    next one (out of order within the watermark delay), two events far behind the
+    watermark in the second file (late), rows within a file in reverse order, and an end
+    marker far after everything that moves the watermark past every window."""
+    files = [rows[a : a + size] for a in range(0, len(rows), size)]
+    for i in range(len(files) - 1):
+        files[i], files[i + 1] = files[i][:-3], files[i][-3:] + files[i + 1]
+    n = len(rows)
+    late = [dict(rows[0], id=n, type="C"), dict(rows[1], id=n + 1, type="B", V=1)]
+    files[1] += late
+    end = {"id": n + 2, "type": "End", "timestamp": rows[-1]["timestamp"] + 1000, "PID": 0, "V": 0}
+    files[-1].append(end)
+    return [list(reversed(f)) for f in files], {n, n + 1}
+
+
+def test_match_stream_closes_match_windows_per_key_and_equals_batch_and_local(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """An SES query over a stream of two files (one micro-batch each, then the batch
+    the end marker's watermark brings): each patient's matcher lives on as a snapshot
+    between micro-batches; every match leaves in the first micro-batch whose watermark
+    is past its window (first event + τ) and not before; the matches equal those of
+    ``kleene.spark.match`` and of the local matcher over the on-time events in time
+    order; the late events are rejected as late, the others as the local matcher
+    rejects them."""
+    import kleene
+    import kleene.spark as ks
+    from kleene.io.schema import match_id
+
+    text = CHEMO.replace("WITHIN 6", "WITHIN 8")
+    rows = ordered(160, 7)
+    files, late = stream_files(rows, 80)
+    on_time = sorted(
+        (r for f in files for r in f if r["id"] not in late),
+        key=lambda r: (r["timestamp"], r["id"]),
+    )
+    local = kleene.compile(text).run_detailed(on_time)
+    want = {match_id(m.ids()) for m in local.matches}
+    assert len(want) >= 8 and local.rejected  # the case exercises both outputs
+    batch_matches, _ = ks.match(spark.createDataFrame(pd.DataFrame(on_time)), text).collect()
+    assert {match_id(m.ids()) for m in batch_matches} == want
+
+    inbox, out = tmp_path / "in", tmp_path / "out"
+    inbox.mkdir()
+    schema = pa.schema(
+        [
+            ("id", pa.int64()),
+            ("type", pa.string()),
+            ("timestamp", pa.int64()),
+            ("PID", pa.int64()),
+            ("V", pa.int64()),
+        ]
+    )
+    for i, f in enumerate(files):
+        path = inbox / f"events-{i}.parquet"
+        write_table(pa.Table.from_pylist(f, schema), path)
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))  # read in this order
+    ks.run_stream_to_parquet(
+        inbox,
+        text,
+        out,
+        tmp_path / "ckpt",
+        watermark=f"{DELAY} seconds",
+        source_options={"maxFilesPerTrigger": 1},
+    )
+    found = spark.read.parquet(str(out / "matches")).collect()
+    assert sorted(r["match_id"] for r in found) == sorted(want)  # each once
+    tops = [max(r["timestamp"] for r in f) for f in files]
+    # the watermark of micro-batch k: the latest time of the files before it - the delay
+    watermarks = [max(tops[:k], default=0) - DELAY for k in range(len(files) + 1)]
+    for r in found:
+        closing = [k for k, w in enumerate(watermarks) if r["start"] + 8 < w]
+        assert r["batch_id"] == closing[0]
+    assert len({r["batch_id"] for r in found}) >= 2  # matches leave as windows close
+    rejected = spark.read.parquet(str(out / "rejected")).collect()
+    got = {(r["id"], r["reason"]) for r in rejected}
+    assert got == {(i, "late") for i in late} | {(r.id, r.reason) for r in local.rejected}
