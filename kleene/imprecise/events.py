@@ -30,10 +30,10 @@ before t_emit (its time to live has passed), and one with a matched component j 
 predecessor j-1 is unmatched while e_j.upper < t_emit (nothing can come before it).
 
 A complete run is a signature. Skip till any match: its confidence by Algorithm 2
-(:mod:`kleene.imprecise.confidence`), emitted at once. Skip till next match: its point
-matches within the valid intervals, weighted by the point-based equations (2)-(4) once
-every event that could fall between them has arrived (t_emit past the last valid upper
-bound).
+(:mod:`kleene.imprecise.confidence`), emitted at once. Skip till next match: its
+confidence by equations (3)-(4) over the valid intervals, as a dynamic program with the
+spoilers' factors (:mod:`kleene.imprecise.next_confidence`), once every event that
+could fall between its events has arrived (t_emit past the last valid upper bound).
 """
 
 from __future__ import annotations
@@ -43,9 +43,17 @@ from typing import Any, NamedTuple
 
 from kleene.compiler.plan import Plan
 from kleene.imprecise import bounds
-from kleene.imprecise.collapse import Collapser, Group, Threshold, make_result, vectors_before
+from kleene.imprecise.collapse import (
+    Collapser,
+    Group,
+    Threshold,
+    make_result,
+    spoilers,
+    vectors_before,
+)
 from kleene.imprecise.confidence import Memo, any_confidence, point_matches
 from kleene.imprecise.model import IntervalEvent
+from kleene.imprecise.next_confidence import TooManyCases, next_confidence
 from kleene.imprecise.ordering import Alive, QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.properties import Components
@@ -244,11 +252,28 @@ class EventFramework:
             out.append(make_result(self.plan, events, vector, found[1], found[2], found[0]))
 
     def _next_result(self, sig: Signature) -> ImpreciseMatch | None:
-        """Skip till next match: the signature's point matches within its valid
-        intervals, narrowed by the NELTs, weighted by equations (2)-(4)."""
+        """Skip till next match: the signature's confidence over its valid intervals,
+        narrowed by the NELTs, by equations (3)-(4) as a dynamic program
+        (:mod:`kleene.imprecise.next_confidence`); its point matches are listed and
+        weighted one by one only when equation (4) would enumerate too many cases."""
         valid = self._nelt_bounds(sig)
         if valid is None:
             return None
+        spans = [(0, 0)] + [(valid[j - 1][0], valid[j][1]) for j in range(1, len(valid))]
+        found = spoilers(self.steps, sig.events, sig.key, self.candidates, spans)
+        try:
+            result = next_confidence(sig.events, valid, self.window, found)
+        except TooManyCases:
+            return self._listed_result(sig, valid)
+        if result is None or not self.keep(result[0]):
+            return None
+        return make_result(self.plan, sig.events, sig.vector, result[1], result[2], result[0])
+
+    def _listed_result(
+        self, sig: Signature, valid: tuple[bounds.Interval, ...]
+    ) -> ImpreciseMatch | None:
+        """The signature's point matches within ``valid``, weighted one by one by the
+        point-based equations (2)-(4) (:class:`kleene.imprecise.collapse.Collapser`)."""
         matches = [
             PointMatch(sig.events, times, sig.vector, sig.key)
             for times in point_matches(sig.events, valid, self.window)
