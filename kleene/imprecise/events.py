@@ -26,8 +26,10 @@ read: queries over intervals cannot refer to them (:mod:`kleene.imprecise.rules`
 Runs are pruned by both rules of Appendix C.2, with t_emit = now.lower - U_max the
 earliest instant of an unseen event (lowered to the earliest buffered event while an
 order holds events back): a run whose smallest valid upper bound plus W is
-before t_emit (its time to live has passed), and one with a matched component j whose
-predecessor j-1 is unmatched while e_j.upper < t_emit (nothing can come before it).
+before t_emit (its time to live has passed; selectivity order lowers t_emit only to
+the buffered events that can join some run, ``ttl_floor``), and one with a matched
+component j whose predecessor j-1 is unmatched while e_j.upper is before every event
+still to come for component j-1 (nothing can come before it).
 
 A complete run is a signature. Skip till any match: its confidence by Algorithm 2
 (:mod:`kleene.imprecise.confidence`), emitted at once. Skip till next match: its
@@ -155,7 +157,11 @@ class EventFramework:
             if matched:
                 self._select(e, matched, out)
         if t_emit is not None:
-            self._prune(t_emit if self.order is None else self.order.earliest(t_emit))
+            if self.order is None:
+                self._prune([t_emit] * self.length, t_emit)
+            else:
+                floor = self.order.ttl_floor(t_emit, self._alive())
+                self._prune(self.order.earliest(t_emit), floor)
         ready = [g for g in self.pending if t_emit is None or t_emit > g.valid[-1][1]]
         if ready:
             self.pending = [
@@ -167,8 +173,9 @@ class EventFramework:
         return out
 
     def _alive(self) -> Alive:
-        """Per component matched in a live run, the latest valid upper bound of its event
-        in one and the latest time to live of one (for :class:`SelectivityOrder`)."""
+        """Per component, the events live runs hold for it, each with the loosest valid
+        interval and the latest time to live of a run holding it (for
+        :class:`SelectivityOrder`)."""
         alive: Alive = {}
         if not isinstance(self.order, SelectivityOrder):
             return alive
@@ -177,8 +184,10 @@ class EventFramework:
             ttl = min(s[1] for s in run.slots if s is not None) + window
             for j, s in enumerate(run.slots):
                 if s is not None:
-                    vub, most = alive.get(j, (-math.inf, -math.inf))
-                    alive[j] = (max(vub, s[1]), max(most, ttl))
+                    held = alive.setdefault(j, {})
+                    key = id(run.events[j])
+                    vlb, vub, most = held.get(key, (math.inf, -math.inf, -math.inf))
+                    held[key] = (min(vlb, s[0]), max(vub, s[1]), max(most, ttl))
         return alive
 
     def _select(self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch]) -> None:
@@ -308,19 +317,20 @@ class EventFramework:
             return None
         return tuple(valid)
 
-    def _prune(self, earliest: int) -> None:
-        """Appendix C.2's two pruning rules; ``earliest`` bounds every event still to
-        come."""
+    def _prune(self, earliest: list[int], floor: int) -> None:
+        """Appendix C.2's two pruning rules; ``earliest[j]`` bounds every event still to
+        come for component j, ``floor`` every one that could extend a run past its time
+        to live."""
         window = self.window
         kept = []
         for run in self.runs:
             if window is not None:
                 ttl = min(s[1] for s in run.slots if s is not None) + window
-                if ttl < earliest:
+                if ttl < floor:
                     continue
             events = run.events
             if any(
-                x is not None and events[j - 1] is None and x.upper < earliest
+                x is not None and events[j - 1] is None and x.upper < earliest[j - 1]
                 for j, x in enumerate(events)
                 if j
             ):
