@@ -169,7 +169,9 @@ class EventFramework:
             ]
             out += [r for g in ready if (r := self._next_result(g)) is not None]
         if t_emit is not None and self.horizon is not None:
-            self._forget(int(t_emit - self.horizon))
+            # a signature still to complete holds an event not yet presented
+            first = t_emit if self.order is None else min(self.order.earliest(t_emit))
+            self._forget(int(first - self.horizon))
         return out
 
     def _alive(self) -> Alive:

@@ -20,7 +20,8 @@ Equation (4): an event matching several components would tie the gaps together, 
 its point is enumerated, as the paper does: conditioned on the points of these events
 the factors are again per gap (0 where a conditioned point lies inside the gap). Points
 that lie in none of the event's possible gaps act alike and are merged into one case.
-When the cases outnumber ``max_cases`` the caller lists the point matches instead.
+When the cases outnumber ``max_cases``, or enumerating them would cost more than listing
+the point matches, the caller lists the point matches instead.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from kleene.imprecise.model import IntervalEvent, Probability
 Spoilers = Sequence[tuple[IntervalEvent, Sequence[int]]]  # events with their components
 Found = tuple[Probability, int, int] | None
 MAX_CASES = 256
+_LISTING_RATIO = 1000  # a listed point match costs about this many numpy multiply-adds
 
 
 class TooManyCases(Exception):
@@ -63,7 +65,10 @@ def next_confidence(
     gaps = [_gap_factors(times[j - 1], times[j], spoilers, j, exact) for j in range(len(events))]
     several = [(x, comps) for x, comps in spoilers if len(comps) > 1]
     cases = [_cases(x, comps, valid) for x, comps in several]
-    if np.prod([len(c) for c in cases]) > (MAX_CASES if max_cases is None else max_cases):
+    count = math.prod(len(c) for c in cases)
+    if count > (MAX_CASES if max_cases is None else max_cases) or (
+        count > 1 and count * _dp_cells(times) > _LISTING_RATIO * _listing_cost(times, spoilers)
+    ):
         raise TooManyCases
     total: np.ndarray | None = None
     for combo in itertools.product(*cases):
@@ -85,6 +90,16 @@ def next_confidence(
     columns = np.flatnonzero(total.sum(axis=0) > 0)
     confidence = total.sum() if exact else math.fsum(total.ravel())  # correctly rounded
     return confidence, int(times[0][rows[0]]), int(times[-1][columns[-1]])
+
+
+def _dp_cells(times: list[np.ndarray]) -> int:
+    """The multiply-adds of one dynamic program over these valid intervals."""
+    return sum(len(times[0]) * len(a) * len(b) for a, b in itertools.pairwise(times))
+
+
+def _listing_cost(times: list[np.ndarray], spoilers: Spoilers) -> int:
+    """At most the point matches to list, times the factors each needs."""
+    return math.prod(len(t) for t in times) * (len(spoilers) + 1)
 
 
 def _chain(

@@ -15,6 +15,8 @@ from kleene.imprecise.admission import Admission
 from kleene.imprecise.events import METHODS, EventFramework
 from kleene.imprecise.ordering import SelectivityOrder
 from tests.imprecise.streams import interval_queries, interval_streams
+from tests.imprecise.test_events_vs_worlds import run_events
+from tests.imprecise.test_points_vs_worlds import _key, expected
 
 ANY = "skip_till_any_match"
 STRATEGIES = (ANY, "skip_till_next_match")
@@ -243,3 +245,24 @@ def test_selectivity_order_equals_the_any_state_method_on_long_skewed_streams(
             (repr(sorted(r.ids().items())), r.start, r.end, r.confidence) for r in found
         )
     assert got["selectivity"] == got["any"]
+
+
+def test_a_spoiler_is_kept_while_a_held_back_event_can_still_complete_a_signature() -> None:
+    """Skip till next match: b's only partner c14 [1, 3] is presented late (selectivity
+    order holds it until a rarer event or the end), long after t_emit passed c9 [0, 2],
+    which can fall between b and c14. The arrived events a spoiler can come from are
+    kept back to the earliest event not yet presented, not to t_emit: without that,
+    (a, b, c14) would lose c9's factor (1/3 instead of the worlds' 5/18)."""
+    events = [
+        {"type": "A", "id": "a1", "lower": 0, "upper": 0},
+        {"type": "C", "id": "c9", "lower": 0, "upper": 2},
+        {"type": "A", "id": "a2", "lower": 0, "upper": 0},
+        {"type": "B", "id": "b", "lower": 0, "upper": 1},
+        {"type": "C", "id": "c14", "lower": 1, "upper": 3},
+        {"type": "A", "id": "a0", "lower": 20, "upper": 20},
+    ]
+    text = "PATTERN SEQ(A a, B b, C c) WITHIN 6"
+    want = sorted(expected(text, events, "skip_till_next_match"), key=_key)
+    assert {"a": ("a1",), "b": ("b",), "c": ("c14",)} in [w[0] for w in want]
+    for method in METHODS:
+        assert run_events(text, events, "skip_till_next_match", method, True) == want
