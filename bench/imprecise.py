@@ -26,7 +26,8 @@ and selectivity order):
 Events are admitted once (not timed), then pushed in chunks of 100 with the
 arrival-order bound now.lower, as a stream would; the matching time is measured until
 the stream ends or the CPU time limit passes (``complete`` no: then events/s is over
-the prefix done; ``killed``: one chunk took three times the limit, and the case was
+the prefix done; ``peak_runs`` and ``mean_runs``: the live runs after a chunk, at most
+and on average; ``killed``: one chunk took three times the limit, and the case was
 stopped there). Each case runs in a fresh process. Cases that complete give the same
 number of results whatever the framework (the property tests hold every framework to
 the possible-worlds oracle); ``speedup`` is events/s over the first column's.
@@ -102,13 +103,14 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
     else:
         chosen = choose(q.plan, "events", 2 * delta, how)
     evaluator = framework(q.plan, chosen, q.window, 2 * delta, q.keep)
-    found = done = peak = 0
+    found = done = peak = live = pushes = 0
     complete = False
     began = time.process_time()
     for admitted, now_lower in chunks:
         found += len(evaluator.push(admitted, now_lower))
         done += len(admitted)
-        peak = max(peak, len(getattr(evaluator, "runs", ())))
+        runs = len(getattr(evaluator, "runs", ()))
+        peak, live, pushes = max(peak, runs), live + runs, pushes + 1
         if time.process_time() - began > case["limit"]:
             break
     else:
@@ -121,6 +123,7 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
         "complete": "yes" if complete else "no",
         "results": found,
         "peak_runs": peak if how != "points" else "-",
+        "mean_runs": round(live / pushes, 1) if how != "points" and pushes else "-",
         "cpu_s": cpu,
         "events_per_s": done / cpu if cpu else float("inf"),
     }
@@ -162,7 +165,7 @@ def main() -> None:
             row["speedup"] = row["events_per_s"] / base if base else "-"
             rows.append(row)
             print(table([row], [vary, "how", "events_per_s"]), flush=True)
-    columns = [vary, "how", "processed", "complete", "results", "peak_runs", "cpu_s"]
+    columns = [vary, "how", "processed", "complete", "results", "peak_runs", "mean_runs", "cpu_s"]
     print(table(rows, [*columns, "events_per_s", "speedup", "peak_rss_mib"]))
     _plot(rows, vary, figure["how"], RESULTS / f"imprecise_{args.figure}.png", args.figure)
 

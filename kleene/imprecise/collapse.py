@@ -127,29 +127,44 @@ class Collapser:
         """The other events that could be next for some component j >= 2 (0-based
         j >= 1): per component those matching it alone, then those matching several
         with their components."""
-        steps = self.steps
         events = group.events
-        key = group.matches[0].key
-        vectors = vectors_before(steps, events, key)
-        held = {id(e) for e in events}
-        matched: dict[int, tuple[IntervalEvent, list[int]]] = {}
-        for j in range(1, len(events)):
-            # only an event with a point strictly inside some (t_{j-1}, t_j) matters
-            low = min(pm.times[j - 1] for pm in group.matches)
-            high = max(pm.times[j] for pm in group.matches)
-            for x in self.candidates(steps.states[j].event_type):
-                if x.upper <= low or x.lower >= high or id(x) in held:
-                    continue
-                if steps.take(j, x.at(x.lower), key, vectors[j]) is not None:
-                    matched.setdefault(id(x), (x, []))[1].append(j)
+        spans = [(0, 0)] + [
+            (min(pm.times[j - 1] for pm in group.matches), max(pm.times[j] for pm in group.matches))
+            for j in range(1, len(events))
+        ]
+        found = spoilers(self.steps, events, group.matches[0].key, self.candidates, spans)
         single: dict[int, list[IntervalEvent]] = {}
         multi = []
-        for x, components in matched.values():
+        for x, components in found:
             if len(components) == 1:
                 single.setdefault(components[0], []).append(x)
             else:
                 multi.append((x, components))
         return single, multi
+
+
+def spoilers(
+    steps: Steps,
+    events: tuple[IntervalEvent, ...],
+    key: tuple[Any, ...],
+    candidates: Callable[[Any], list[IntervalEvent]],
+    spans: list[tuple[int, int]],
+) -> list[tuple[IntervalEvent, list[int]]]:
+    """The other events that could be next for some component j >= 1 (0-based), each
+    with those components: x can match j (its edge holds on the state vector before j)
+    and has a point strictly inside ``spans[j]`` (the earliest t_{j-1}, the latest
+    t_j)."""
+    vectors = vectors_before(steps, events, key)
+    held = {id(e) for e in events}
+    matched: dict[int, tuple[IntervalEvent, list[int]]] = {}
+    for j in range(1, len(events)):
+        low, high = spans[j]
+        for x in candidates(steps.states[j].event_type):
+            if x.upper <= low or x.lower >= high or id(x) in held:
+                continue
+            if steps.take(j, x.at(x.lower), key, vectors[j]) is not None:
+                matched.setdefault(id(x), (x, []))[1].append(j)
+    return list(matched.values())
 
 
 def vectors_before(

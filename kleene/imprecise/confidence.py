@@ -12,9 +12,9 @@ window: the prefix tables do not depend on it, are memoized by the prefix's even
 shared by every match extending the prefix (the incremental computation of section
 4.1).
 
-Skip till next match: the point matches within the valid intervals are listed and
-weighted as in the point-based framework (section 4.1's last paragraph, equations 2-4
-of :mod:`kleene.imprecise.collapse`).
+Skip till next match: :mod:`kleene.imprecise.next_confidence` (equations 3-4 as a
+dynamic program of the same shape); :func:`point_matches` lists the point matches for
+its fallback.
 """
 
 from __future__ import annotations

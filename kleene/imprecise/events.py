@@ -26,14 +26,16 @@ read: queries over intervals cannot refer to them (:mod:`kleene.imprecise.rules`
 Runs are pruned by both rules of Appendix C.2, with t_emit = now.lower - U_max the
 earliest instant of an unseen event (lowered to the earliest buffered event while an
 order holds events back): a run whose smallest valid upper bound plus W is
-before t_emit (its time to live has passed), and one with a matched component j whose
-predecessor j-1 is unmatched while e_j.upper < t_emit (nothing can come before it).
+before t_emit (its time to live has passed; selectivity order lowers t_emit only to
+the buffered events that can join some run, ``ttl_floor``), and one with a matched
+component j whose predecessor j-1 is unmatched while e_j.upper is before every event
+still to come for component j-1 (nothing can come before it).
 
 A complete run is a signature. Skip till any match: its confidence by Algorithm 2
-(:mod:`kleene.imprecise.confidence`), emitted at once. Skip till next match: its point
-matches within the valid intervals, weighted by the point-based equations (2)-(4) once
-every event that could fall between them has arrived (t_emit past the last valid upper
-bound).
+(:mod:`kleene.imprecise.confidence`), emitted at once. Skip till next match: its
+confidence by equations (3)-(4) over the valid intervals, as a dynamic program with the
+spoilers' factors (:mod:`kleene.imprecise.next_confidence`), once every event that
+could fall between its events has arrived (t_emit past the last valid upper bound).
 """
 
 from __future__ import annotations
@@ -43,9 +45,17 @@ from typing import Any, NamedTuple
 
 from kleene.compiler.plan import Plan
 from kleene.imprecise import bounds
-from kleene.imprecise.collapse import Collapser, Group, Threshold, make_result, vectors_before
+from kleene.imprecise.collapse import (
+    Collapser,
+    Group,
+    Threshold,
+    make_result,
+    spoilers,
+    vectors_before,
+)
 from kleene.imprecise.confidence import Memo, any_confidence, point_matches
 from kleene.imprecise.model import IntervalEvent
+from kleene.imprecise.next_confidence import TooManyCases, next_confidence
 from kleene.imprecise.ordering import Alive, QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.properties import Components
@@ -147,7 +157,11 @@ class EventFramework:
             if matched:
                 self._select(e, matched, out)
         if t_emit is not None:
-            self._prune(t_emit if self.order is None else self.order.earliest(t_emit))
+            if self.order is None:
+                self._prune([t_emit] * self.length, t_emit)
+            else:
+                floor = self.order.ttl_floor(t_emit, self._alive())
+                self._prune(self.order.earliest(t_emit), floor)
         ready = [g for g in self.pending if t_emit is None or t_emit > g.valid[-1][1]]
         if ready:
             self.pending = [
@@ -155,12 +169,15 @@ class EventFramework:
             ]
             out += [r for g in ready if (r := self._next_result(g)) is not None]
         if t_emit is not None and self.horizon is not None:
-            self._forget(int(t_emit - self.horizon))
+            # a signature still to complete holds an event not yet presented
+            first = t_emit if self.order is None else min(self.order.earliest(t_emit))
+            self._forget(int(first - self.horizon))
         return out
 
     def _alive(self) -> Alive:
-        """Per component matched in a live run, the latest valid upper bound of its event
-        in one and the latest time to live of one (for :class:`SelectivityOrder`)."""
+        """Per component, the events live runs hold for it, each with the loosest valid
+        interval and the latest time to live of a run holding it (for
+        :class:`SelectivityOrder`)."""
         alive: Alive = {}
         if not isinstance(self.order, SelectivityOrder):
             return alive
@@ -169,8 +186,10 @@ class EventFramework:
             ttl = min(s[1] for s in run.slots if s is not None) + window
             for j, s in enumerate(run.slots):
                 if s is not None:
-                    vub, most = alive.get(j, (-math.inf, -math.inf))
-                    alive[j] = (max(vub, s[1]), max(most, ttl))
+                    held = alive.setdefault(j, {})
+                    key = id(run.events[j])
+                    vlb, vub, most = held.get(key, (math.inf, -math.inf, -math.inf))
+                    held[key] = (min(vlb, s[0]), max(vub, s[1]), max(most, ttl))
         return alive
 
     def _select(self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch]) -> None:
@@ -244,11 +263,28 @@ class EventFramework:
             out.append(make_result(self.plan, events, vector, found[1], found[2], found[0]))
 
     def _next_result(self, sig: Signature) -> ImpreciseMatch | None:
-        """Skip till next match: the signature's point matches within its valid
-        intervals, narrowed by the NELTs, weighted by equations (2)-(4)."""
+        """Skip till next match: the signature's confidence over its valid intervals,
+        narrowed by the NELTs, by equations (3)-(4) as a dynamic program
+        (:mod:`kleene.imprecise.next_confidence`); its point matches are listed and
+        weighted one by one only when equation (4) would enumerate too many cases."""
         valid = self._nelt_bounds(sig)
         if valid is None:
             return None
+        spans = [(0, 0)] + [(valid[j - 1][0], valid[j][1]) for j in range(1, len(valid))]
+        found = spoilers(self.steps, sig.events, sig.key, self.candidates, spans)
+        try:
+            result = next_confidence(sig.events, valid, self.window, found)
+        except TooManyCases:
+            return self._listed_result(sig, valid)
+        if result is None or not self.keep(result[0]):
+            return None
+        return make_result(self.plan, sig.events, sig.vector, result[1], result[2], result[0])
+
+    def _listed_result(
+        self, sig: Signature, valid: tuple[bounds.Interval, ...]
+    ) -> ImpreciseMatch | None:
+        """The signature's point matches within ``valid``, weighted one by one by the
+        point-based equations (2)-(4) (:class:`kleene.imprecise.collapse.Collapser`)."""
         matches = [
             PointMatch(sig.events, times, sig.vector, sig.key)
             for times in point_matches(sig.events, valid, self.window)
@@ -283,19 +319,20 @@ class EventFramework:
             return None
         return tuple(valid)
 
-    def _prune(self, earliest: int) -> None:
-        """Appendix C.2's two pruning rules; ``earliest`` bounds every event still to
-        come."""
+    def _prune(self, earliest: list[int], floor: int) -> None:
+        """Appendix C.2's two pruning rules; ``earliest[j]`` bounds every event still to
+        come for component j, ``floor`` every one that could extend a run past its time
+        to live."""
         window = self.window
         kept = []
         for run in self.runs:
             if window is not None:
                 ttl = min(s[1] for s in run.slots if s is not None) + window
-                if ttl < earliest:
+                if ttl < floor:
                     continue
             events = run.events
             if any(
-                x is not None and events[j - 1] is None and x.upper < earliest
+                x is not None and events[j - 1] is None and x.upper < earliest[j - 1]
                 for j, x in enumerate(events)
                 if j
             ):

@@ -5,7 +5,8 @@ Every unseen event starts at or after t_emit = now.lower - U_max (the arrival-or
 assumption, section 2.2), or at or after a heartbeat τ when the stream gave one
 (Appendix C.3, case 2: the framework is then handed max(t_emit, τ)). Events held back
 here are not yet seen by the runs, so run pruning must use :meth:`earliest`, which
-also covers them.
+also covers them (per component: a run missing E_{j-1} before its E_j waits for events
+of E_{j-1} only).
 
 * :class:`QueryOrder`, sorting for query order (C.3): events matching E_1 pass at once,
   those matching E_j (j > 1) wait in a buffer per component until it is safe to present
@@ -16,18 +17,26 @@ also covers them.
   component (as E_j after every event that can precede it as E_{j-1}), so the
   query-order method applies to every pattern without Kleene closure.
 * :class:`SelectivityOrder`, selectivity order (section 4.3): a buffer per component;
-  when every buffer holds an event, all buffered events are presented to the any-state
+  when every buffer holds an event, the buffered events are presented to the any-state
   method, those of the most selective components first (so the rare events start the
   runs and the frequent ones only extend them). The selectivity of a component is
   measured, never estimated from the predicates: the number of events that matched it
   (its type and single-event predicates) over the stream seen so far, fewest first.
+  Only the events that can share a match with an event of the most selective component
+  (one presented now, or one a live run holds) are presented; the others stay in their
+  buffers, where they would only have started runs waiting for a rarer event that may
+  never come (section 5.1 on Fig. 4(d): the method wins by keeping the frequent E_1
+  events out of the runs until an E_l arrives). Holding an event back is only a later
+  arrival to the any-state method, whose runs do not depend on the order of the events.
   While some buffer is empty, an out-of-date buffered event is dropped (section 5.1,
   on Fig. 4(b) and (d)): one that every unseen event would fall outside the window of
   (e.upper + W < t_emit), when for some empty component k no live run holds an event f
   for E_k that e could join: e matching E_j, j < k, must occur before f (so before
   f's valid upper bound), and j > k within W of the run's first event (so before the
   run's time to live, its smallest valid upper bound plus W, Appendix C.2). Every match
-  with e would then need an event for E_k that cannot come.
+  with e would then need an event for E_k that cannot come. For the same reason the
+  runs' time to live is checked against the waiting events partnered as above only
+  (:meth:`SelectivityOrder.ttl_floor`): held-back events keep runs alive no longer.
 """
 
 from __future__ import annotations
@@ -38,9 +47,10 @@ from collections.abc import Sequence
 from kleene.imprecise.model import IntervalEvent
 
 Presented = list[tuple[IntervalEvent, list[int]]]  # events with the components they match
-# per component matched in a live run: the latest valid upper bound of its event in one,
-# and the latest time to live of one
-Alive = dict[int, tuple[float, float]]
+# per component, the events live runs hold for it (by id): the earliest valid lower
+# bound and the latest valid upper bound of the event in one, the latest time to live
+# of one
+Alive = dict[int, dict[int, tuple[float, float, float]]]
 
 
 class QueryOrder:
@@ -82,10 +92,14 @@ class QueryOrder:
             blocking = min([blocking, *(e.lower for e in kept)])
         return out
 
-    def earliest(self, t_emit: int) -> int:
-        """The earliest instant an event not yet presented can occur at."""
-        lowers = [e.lower for buffer in self.buffers for e in buffer]
-        return min([t_emit, *lowers])
+    def earliest(self, t_emit: int) -> list[int]:
+        """Per component, the earliest instant an event not yet presented for it can
+        occur at."""
+        return [min([t_emit, *(e.lower for e in buffer)]) for buffer in self.buffers]
+
+    def ttl_floor(self, t_emit: int, alive: Alive) -> int:
+        """The bound for the runs' time to live: the earliest of :meth:`earliest`."""
+        return min(self.earliest(t_emit))
 
 
 class SelectivityOrder:
@@ -114,8 +128,10 @@ class SelectivityOrder:
                 for j in matched:
                     self.held[j] += 1
                     self.counts[j] += 1
-        if t_emit is None or all(self.held):
-            return self._release()
+        if t_emit is None:
+            return self._release(self.waiting)
+        if all(self.held):
+            return self._release(self._partnered(alive))
         self._drop(t_emit, alive)
         return []
 
@@ -123,11 +139,39 @@ class SelectivityOrder:
         """The components, most selective (fewest events matched so far) first."""
         return sorted(range(len(self.counts)), key=lambda j: (self.counts[j], j))
 
-    def _release(self) -> Presented:
+    def _partnered(self, alive: Alive) -> Presented:
+        """The waiting events that can share a match with an event of the most
+        selective component: one waiting, or one a live run holds."""
+        rare = self.order()[0]
+        partners = [e for e, matched in self.waiting if rare in matched]
+        return [
+            (e, matched)
+            for e, matched in self.waiting
+            if rare in matched
+            or not _stranded(e, matched, rare, alive, self.window)
+            or any(self._joins(e, matched, rare, f) for f in partners)
+        ]
+
+    def _joins(self, e: IntervalEvent, matched: list[int], k: int, f: IntervalEvent) -> bool:
+        """Whether ``e`` can be in one match with ``f`` matching component k: in
+        pattern order (strictly) and within the window."""
+        window = math.inf if self.window is None else self.window
+        return any(
+            e.lower < f.upper and f.lower - e.upper <= window
+            if j < k
+            else f.lower < e.upper and e.lower - f.upper <= window
+            for j in matched
+        )
+
+    def _release(self, presented: Presented) -> Presented:
         rank = {j: r for r, j in enumerate(self.order())}
-        out = sorted(self.waiting, key=lambda item: min(rank[j] for j in item[1]))
-        self.waiting = []
+        out = sorted(presented, key=lambda item: min(rank[j] for j in item[1]))
+        chosen = {id(e) for e, _ in presented}
+        self.waiting = [item for item in self.waiting if id(item[0]) not in chosen]
         self.held = [0] * len(self.held)
+        for _, matched in self.waiting:
+            for j in matched:
+                self.held[j] += 1
         return out
 
     def _drop(self, t_emit: int, alive: Alive) -> None:
@@ -138,7 +182,7 @@ class SelectivityOrder:
         kept: Presented = []
         for e, matched in self.waiting:
             if e.upper + self.window < t_emit and any(
-                _stranded(e, matched, k, alive) for k in empty
+                _stranded(e, matched, k, alive, self.window) for k in empty
             ):
                 for j in matched:
                     self.held[j] -= 1
@@ -146,14 +190,32 @@ class SelectivityOrder:
                 kept.append((e, matched))
         self.waiting = kept
 
-    def earliest(self, t_emit: int) -> int:
-        """The earliest instant an event not yet presented can occur at."""
-        return min([t_emit, *(e.lower for e, _ in self.waiting)])
+    def earliest(self, t_emit: int) -> list[int]:
+        """Per component, the earliest instant an event not yet presented for it can
+        occur at."""
+        out = [t_emit] * len(self.held)
+        for e, matched in self.waiting:
+            for j in matched:
+                out[j] = min(out[j], e.lower)
+        return out
+
+    def ttl_floor(self, t_emit: int, alive: Alive) -> int:
+        """The earliest instant of an event not yet presented that can extend a run
+        whose time to live has passed t_emit: a waiting event that can share a match with
+        no event of the most selective component k (waiting, or held by a live run)
+        needs one still to come, at or after t_emit, out of such a run's window."""
+        return min([t_emit, *(e.lower for e, _ in self._partnered(alive))])
 
 
-def _stranded(e: IntervalEvent, matched: list[int], k: int, alive: Alive) -> bool:
-    """Whether no live run holds an event for component k that ``e`` could join."""
-    if k not in alive:
-        return True
-    latest_vub, latest_ttl = alive[k]
-    return all(e.lower >= latest_vub if j < k else e.lower > latest_ttl for j in matched)
+def _stranded(
+    e: IntervalEvent, matched: list[int], k: int, alive: Alive, window: float | None
+) -> bool:
+    """Whether no live run holds an event f for component k that ``e`` could join: e
+    matching j < k must occur before f and within the window of it, j > k within the
+    window of the run's first event (before its time to live)."""
+    reach = math.inf if window is None else window
+    return not any(
+        e.lower < vub and vlb - e.upper <= reach if j < k else e.lower <= ttl
+        for vlb, vub, ttl in alive.get(k, {}).values()
+        for j in matched
+    )

@@ -36,11 +36,18 @@ def check_interval_query(
     """QueryError at the first construct interval events do not support."""
     for c in query.pattern.components:
         if c.negated:
-            _fail(f"negation ({c.var}) is not supported over interval events yet", c.span, text)
+            _fail(
+                f"negation ({c.var}) is not supported over interval events yet: remove "
+                "the negated component and filter the results, or run the query over "
+                "point events (--time point)",
+                c.span,
+                text,
+            )
         if c.kleene and strategy is not ast.Strategy.SKIP_TILL_ANY_MATCH:
             _fail(
-                f"Kleene closure ({c.var}) over interval events is supported under "
-                "skip_till_any_match only (SASE++ section 4)",
+                f"Kleene closure ({c.var}) over interval events is evaluated under "
+                "skip_till_any_match only (SASE++ section 4 and Appendix A): write the "
+                "query with skip_till_any_match",
                 c.span,
                 text,
             )
