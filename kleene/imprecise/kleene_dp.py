@@ -52,6 +52,13 @@ Sets = tuple[tuple[int, ...], ...]
 State = tuple[int | None, tuple[Any, ...], tuple[Any, ...] | None]
 
 
+class Never:
+    """The verdict on an event that no order of its set can select."""
+
+
+NEVER = Never()
+
+
 class Node:
     """One partial signature: the chain of each plan state its orders reach, and the
     chain of its refused orders."""
@@ -181,30 +188,39 @@ class _Lattice:
             pred = level.get(before)
             if pred is None:
                 return None  # a subset was pruned: its bound bounds this one's
-            self._append(pred, k, self.candidates[k][i], node)
+            if not self._append(pred, k, self.candidates[k][i], node):
+                return None  # no order of this set, or of any superset, can match
         bound = node.bound()
         if not bound or not self.fw.keep(bound):
             return None
         return node
 
-    def _append(self, pred: Node, k: int, e: IntervalEvent, into: Node) -> None:
-        """The orders of ``pred`` followed by ``e`` (of component k) into ``into``."""
+    def _append(self, pred: Node, k: int, e: IntervalEvent, into: Node) -> bool:
+        """The orders of ``pred`` followed by ``e`` (of component k) into ``into``; False
+        when ``e`` is refused whatever the order (then so is every superset)."""
         window = self.fw.window
         for state, chain in pred.alive.values():
+            taken = self._take(state, k, e)
+            if isinstance(taken, Never):
+                return False
             if chain.mass is None:  # the root: e is the first event
                 grown = chains.begin(e, self.dtype)
             else:
                 grown = chains.append(chain, e, window)
             if grown is not None:
-                into.add(self._take(state, k, e), grown)
+                into.add(taken, grown)
         if pred.refused is not None:
             grown = chains.append(pred.refused, e, window)
             if grown is not None:
                 into.add(None, grown)
+        return True
 
-    def _take(self, state: State, k: int, e: IntervalEvent) -> State | None:
+    def _take(self, state: State, k: int, e: IntervalEvent) -> State | Never | None:
         """The plan state after selecting ``e`` into component k (value predicates only:
-        timestamps are not readable over intervals), or None when an edge refuses."""
+        timestamps are not readable over intervals); None when an edge refuses it in
+        this order; NEVER when it refuses it in every order: a run key that differs, or
+        a failing relaxed edge (single-event properties and conditions on single
+        variables, which are bound alike in every order: SASE++ section 5.2)."""
         j, vector, key = state
         if j is None:
             return None
@@ -212,8 +228,8 @@ class _Lattice:
         point = e.at(e.lower)
         if key is None:
             key = steps.key(point)
-            if key is None:
-                return None
+        if key is None or (steps.routed and steps.key(point) != key):
+            return NEVER
         current = steps.states[j]
         if current.var != self.fw.components[k][0]:
             if current.exit is None or current.proceed is None or not current.proceed(vector):
@@ -221,7 +237,9 @@ class _Lattice:
             j = current.exit
             current = steps.states[j]
         taken = steps.take(j, point, key, vector)
-        return None if taken is None else (current.then, taken, key)
+        if taken is not None:
+            return (current.then, taken, key)
+        return NEVER if current.relaxed(point, vector) is None else None
 
     def _result(self, sets: Sets, node: Node) -> list[ImpreciseMatch]:
         confidence: Probability = 0
