@@ -34,6 +34,7 @@ The evaluation runs when the input ends (:meth:`KleeneFramework.flush`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
@@ -130,6 +131,9 @@ class _Lattice:
         self.fw = fw
         self.candidates = [fw._candidates(etype) for _, _, etype in fw.components]
         self.dtype = chains.dtype_of(fw.events)
+        # the begin state of each component, and the deadlines found (see _deadline)
+        self.begins = [s.index for s in fw.plan.states if s.kind != "rest"]
+        self.deadlines: dict[Any, float] = {}
 
     def run(self) -> list[ImpreciseMatch]:
         root = Node()
@@ -161,9 +165,10 @@ class _Lattice:
         used = {self.candidates[k][i].id for k, chosen in enumerate(sets) for i in chosen}
         k = len(sets) - 1
         if sets and comps[k][1]:
+            deadline = self._deadline(sets, node)
             for i in range(sets[k][-1] + 1, len(self.candidates[k])):
                 e = self.candidates[k][i]
-                if horizon is not None and e.lower > horizon:
+                if (horizon is not None and e.lower > horizon) or e.lower >= deadline:
                     break
                 if e.id not in used:
                     yield (*sets[:k], (*sets[k], i))
@@ -193,7 +198,38 @@ class _Lattice:
         bound = node.bound()
         if not bound or not self.fw.keep(bound):
             return None
+        if not self.fw.components[k][1] and self.candidates[k][last[0]].lower >= self._deadline(
+            sets, node
+        ):
+            return None  # no event of the next component can follow
         return node
+
+    def _deadline(self, sets: Sets, node: Node) -> float:
+        """The latest instant at which an event of the component after the last one of
+        ``sets`` may occur and be selected: the largest upper bound among the next
+        component's candidates that its relaxed edge and the run key accept (they read
+        only the single variables chosen so far). Every event of the last component
+        must occur strictly before it, so one whose lower bound is at or past it makes
+        the set and all its supersets fail. Infinite when no alive order tells the
+        single variables or when the last component is the pattern's last."""
+        k = len(sets) - 1
+        if k + 1 == len(self.fw.components) or not node.alive:
+            return math.inf
+        singles = (k, *(s for c, s in enumerate(sets) if not self.fw.components[c][1]))
+        found = self.deadlines.get(singles)
+        if found is None:
+            (_, vector, key), _ = next(iter(node.alive.values()))
+            steps = self.fw.steps
+            begin = steps.states[self.begins[k + 1]]
+            found = -math.inf
+            for e in self.candidates[k + 1]:
+                point = e.at(e.lower)
+                if steps.routed and steps.key(point) != key:
+                    continue
+                if e.upper > found and begin.relaxed(point, vector) is not None:
+                    found = e.upper
+            self.deadlines[singles] = found
+        return found
 
     def _append(self, pred: Node, k: int, e: IntervalEvent, into: Node) -> bool:
         """The orders of ``pred`` followed by ``e`` (of component k) into ``into``; False
