@@ -71,10 +71,11 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
     return {**case, "results": len(found), "cpu_s": cpu, "events_per_s": case["events"] / cpu}
 
 
-def run_case(case: dict[str, Any]) -> dict[str, Any]:
-    """``measure`` in a fresh interpreter, killed once it has used the case's CPU limit."""
+def run_case(case: dict[str, Any], module: str = "bench.imprecise_kleene") -> dict[str, Any]:
+    """``module.measure`` in a fresh interpreter, killed once it has used the case's CPU
+    limit."""
     try:
-        return run_isolated("bench.imprecise_kleene", case)
+        return run_isolated(module, case)
     except subprocess.CalledProcessError:
         return {**case, "results": "-", "cpu_s": f"> {case['limit']}", "events_per_s": 0.0}
 

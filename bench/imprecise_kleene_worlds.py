@@ -10,36 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from kleene.compiler.plan import Plan
-from kleene.imprecise.collapse import Threshold
+from kleene.imprecise.kleene_dp import KleeneFramework
 from kleene.imprecise.model import IntervalEvent, Probability
-from kleene.imprecise.points import Steps
 from kleene.imprecise.result import ImpreciseMatch
 
 # a partial world: the instant of each selected event (in selection order), its probability
 World = tuple[tuple[int, ...], Probability]
 
 
-class WorldsKleene:
+class WorldsKleene(KleeneFramework):
     """Admitted interval events in; at the end of the input, every signature whose
-    confidence passes ``keep``."""
-
-    def __init__(self, plan: Plan, window: float | None, keep: Threshold) -> None:
-        self.plan = plan
-        self.steps = Steps(plan)
-        self.window = window
-        self.keep = keep
-        self.events: list[IntervalEvent] = []
-        # per positive component: its variable, whether Kleene, its event type
-        self.components: list[tuple[str, bool, str]] = []
-        for s in plan.states:
-            if s.kind != "rest":
-                self.components.append((s.var, s.kind == "first", s.event_type))
-
-    def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
-        """Buffer admitted events (results come at :meth:`flush`)."""
-        self.events.extend(events)
-        return []
+    confidence passes ``keep``, each partial signature carrying its worlds."""
 
     def flush(self) -> list[ImpreciseMatch]:
         out: list[ImpreciseMatch] = []
@@ -48,10 +29,6 @@ class WorldsKleene:
             if result is not None:
                 out.append(result)
         return out
-
-    def _candidates(self, etype: str) -> list[IntervalEvent]:
-        found = [e for e in self.events if e.type == etype]
-        return sorted(found, key=lambda e: (e.lower, e.upper, e.position))
 
     def _signatures(
         self, k: int, chosen: list[tuple[int, IntervalEvent]], worlds: list[World]
@@ -136,7 +113,7 @@ class WorldsKleene:
         if vector is None or not self.keep(confidence):
             return None
         assert start is not None and end is not None
-        return self._make(chosen, vector, start, end, confidence)
+        return self.match(chosen, vector, start, end, confidence)
 
     def _accepts(
         self, chosen: list[tuple[int, IntervalEvent]], times: tuple[int, ...]
@@ -173,30 +150,3 @@ class WorldsKleene:
             if not head.proceed(vector):
                 return None
         return vector
-
-    def _make(
-        self,
-        chosen: list[tuple[int, IntervalEvent]],
-        vector: tuple[Any, ...],
-        start: int,
-        end: int,
-        confidence: Probability,
-    ) -> ImpreciseMatch:
-        plan = self.plan
-        returned: dict[str, Any] = {}
-        if plan.returns is not None:
-            returned = dict(zip(plan.return_names, plan.returns(vector), strict=True))
-        ids: dict[str, list[Any]] = {}
-        positions: dict[str, list[int]] = {}
-        for k, e in sorted(chosen, key=lambda c: (c[0], c[1].position)):
-            var = self.components[k][0]
-            ids.setdefault(var, []).append(e.id)
-            positions.setdefault(var, []).append(e.position)
-        return ImpreciseMatch(
-            variables={v: tuple(x) for v, x in ids.items()},
-            positions={v: tuple(x) for v, x in positions.items()},
-            start=start,
-            end=end,
-            confidence=confidence,
-            returned=returned,
-        )

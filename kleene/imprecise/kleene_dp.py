@@ -123,6 +123,34 @@ class KleeneFramework:
         found = [e for e in self.events if e.type == etype]
         return sorted(found, key=lambda e: (e.lower, e.upper, e.position))
 
+    def match(
+        self,
+        chosen: list[tuple[int, IntervalEvent]],
+        vector: tuple[Any, ...],
+        start: int,
+        end: int,
+        confidence: Probability,
+    ) -> ImpreciseMatch:
+        """The result of a signature (the chosen (component, event) pairs)."""
+        plan = self.plan
+        returned: dict[str, Any] = {}
+        if plan.returns is not None:
+            returned = dict(zip(plan.return_names, plan.returns(vector), strict=True))
+        ids: dict[str, list[Any]] = {}
+        positions: dict[str, list[int]] = {}
+        for k, e in sorted(chosen, key=lambda c: (c[0], c[1].position)):
+            var = self.components[k][0]
+            ids.setdefault(var, []).append(e.id)
+            positions.setdefault(var, []).append(e.position)
+        return ImpreciseMatch(
+            variables={v: tuple(x) for v, x in ids.items()},
+            positions={v: tuple(x) for v, x in positions.items()},
+            start=start,
+            end=end,
+            confidence=confidence,
+            returned=returned,
+        )
+
 
 class _Lattice:
     """One evaluation: the partial signatures level by level (level m: m events)."""
@@ -294,7 +322,7 @@ class _Lattice:
             return []
         assert start is not None and end is not None
         chosen = [(k, self.candidates[k][i]) for k, s in enumerate(sets) for i in s]
-        return [self._make(chosen, vector, start, end, confidence)]
+        return [self.fw.match(chosen, vector, start, end, confidence)]
 
     def _accepts(self, j: int | None, vector: tuple[Any, ...]) -> bool:
         """Whether a run at state j with ``vector`` has matched the whole pattern."""
@@ -304,30 +332,3 @@ class _Lattice:
         if head.kind != "rest" or head.exit is not None or head.proceed is None:
             return False
         return bool(head.proceed(vector))
-
-    def _make(
-        self,
-        chosen: list[tuple[int, IntervalEvent]],
-        vector: tuple[Any, ...],
-        start: int,
-        end: int,
-        confidence: Probability,
-    ) -> ImpreciseMatch:
-        plan = self.fw.plan
-        returned: dict[str, Any] = {}
-        if plan.returns is not None:
-            returned = dict(zip(plan.return_names, plan.returns(vector), strict=True))
-        ids: dict[str, list[Any]] = {}
-        positions: dict[str, list[int]] = {}
-        for k, e in sorted(chosen, key=lambda c: (c[0], c[1].position)):
-            var = self.fw.components[k][0]
-            ids.setdefault(var, []).append(e.id)
-            positions.setdefault(var, []).append(e.position)
-        return ImpreciseMatch(
-            variables={v: tuple(x) for v, x in ids.items()},
-            positions={v: tuple(x) for v, x in positions.items()},
-            start=start,
-            end=end,
-            confidence=confidence,
-            returned=returned,
-        )
