@@ -73,7 +73,7 @@ def append(chain: Chain, e: IntervalEvent, window: float | None) -> Chain | None
     at = np.minimum(np.arange(low - 1, high) - chain.last, cols - 1)
     pmf = np.array(e.pmf[low - e.lower : high - e.lower + 1], dtype=chain.mass.dtype)
     mass = below[:, at] * pmf
-    if window is not None:
+    if window is not None and high - chain.first > window:  # else every pair fits
         late = np.arange(low, high + 1)[None, :] - np.arange(rows)[:, None] - chain.first
         mass[late > window] = 0
     return _trim(chain.first, low, mass)
