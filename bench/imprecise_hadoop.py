@@ -32,6 +32,7 @@ from bench._common import RESULTS, machine, save_plot, table
 from bench.imprecise_kleene import run_case
 
 QUERIES = Path(__file__).parent / "queries"
+JOBS = 20
 COLUMNS = ["query", "case", "events", "results", "cpu_s", "events_per_s"]
 
 
@@ -67,7 +68,7 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=JOBS)
     parser.add_argument("--nodes", type=int, default=20)
     parser.add_argument("--queries", default="q5,q6")
     parser.add_argument("--cases", default="plain,chains,0.5,0.9,0.999")
@@ -82,7 +83,8 @@ def main() -> None:
             rows.append(row)
             print(table([row], COLUMNS))
     print(table(rows, COLUMNS))
-    _plot(rows, RESULTS / "imprecise_hadoop.png", args.jobs)
+    suffix = "" if args.jobs == JOBS else f"_jobs{args.jobs}"
+    _plot(rows, RESULTS / f"imprecise_hadoop{suffix}.png", args.jobs)
 
 
 def _plot(rows: list[dict[str, Any]], path: Path, jobs: int) -> None:
