@@ -6,12 +6,15 @@ over A, B and C events drawn 1:6:1 (as in ``bench.kleene_closure``) with a value
 0..99, event i at time i with the uncertainty interval [i - 5, i + 5] (size 10, as in
 the paper's Figure 6; ``--delta d`` makes it [i - d, i + d]: with d = 1 the events of a
 match more than 2 apart have a certain order, so results pass the thresholds). Compared
-side by side (:mod:`kleene.imprecise.kleene_dp`):
+side by side:
 
-* ``plain``: no threshold: every signature of positive confidence is enumerated, with
-  its worlds, and a threshold could only filter the results afterwards;
-* ``dp x``: Algorithm 1 with the threshold x, pruning each partial signature whose
-  confidence bound is at most x, with every extension.
+* ``plain``: the baseline, plain enumeration (:mod:`bench.imprecise_kleene_worlds`, the
+  evaluation of session 5, unchanged): no threshold, every signature of positive
+  confidence is enumerated with all its worlds;
+* ``chains``: :mod:`kleene.imprecise.kleene_dp` (a distribution over the first and last
+  instants per time order instead of the worlds) without a threshold;
+* ``x`` (a number): the same with Algorithm 1's threshold x, pruning each partial
+  signature whose confidence bound is at most x, with every extension.
 
 Each case runs in a fresh process, killed once it has used ``--limit`` CPU seconds (its
 throughput is then shown as 0 and larger windows are skipped); throughput is
@@ -19,7 +22,7 @@ events per CPU second of the evaluation (all at the end of the input, where the
 framework evaluates). The plot shows throughput against W.
 
     python -m bench.imprecise_kleene [--events N] [--windows 2,3,4,...] [--limit SECONDS]
-                                     [--thresholds plain,0.5,0.9,0.999] [--delta D]
+                                     [--thresholds plain,chains,0.5,0.9,0.999] [--delta D]
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100)
     parser.add_argument("--windows", default="2,3,4,6,10,20,30,40")
-    parser.add_argument("--thresholds", default="plain,0.5,0.9,0.999")
+    parser.add_argument("--thresholds", default="plain,chains,0.5,0.9,0.999")
     parser.add_argument("--limit", type=float, default=20.0, help="seconds per case")
     parser.add_argument("--delta", type=int, default=DELTA, help="half interval size")
     args = parser.parse_args()
