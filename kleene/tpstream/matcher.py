@@ -144,10 +144,13 @@ class SituationMatcher:
             found = self._update_low_latency(time, started, finished)
         else:
             found = self._update_on_end(time, started, finished)
-        if self._planner is not None:
-            self._due -= 1
-            if not self._due:
-                self._consult(self._planner)
+        planner = self._planner
+        if planner is not None:
+            due = self._due - 1
+            if due:
+                self._due = due
+            else:
+                self._consult(planner)
         return found
 
     def attach(self, planner: Planner | None) -> None:
