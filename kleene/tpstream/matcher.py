@@ -144,10 +144,13 @@ class SituationMatcher:
             found = self._update_low_latency(time, started, finished)
         else:
             found = self._update_on_end(time, started, finished)
-        if self._planner is not None:
-            self._due -= 1
-            if not self._due:
-                self._consult(self._planner)
+        planner = self._planner
+        if planner is not None:
+            due = self._due - 1
+            if due:
+                self._due = due
+            else:
+                self._consult(planner)
         return found
 
     def attach(self, planner: Planner | None) -> None:
@@ -165,8 +168,7 @@ class SituationMatcher:
         """The planner reads the buffer sizes (in symbol order) and the live counters,
         without the copies :meth:`statistics` makes."""
         self._due = planner.observe_every
-        sizes = [len(b) for b in self._buffers.values()]
-        if planner.observe_counts(sizes, self._candidates, self._survivors):
+        if planner.observe_counts(*self.counters()):
             self.set_order(planner.order)
 
     def flush(self, time: Time) -> list[TemporalMatch]:
@@ -176,6 +178,12 @@ class SituationMatcher:
         for buf in self._buffers.values():
             buf.purge(float("inf"))
         return []
+
+    def counters(self) -> tuple[list[int], list[int], list[int]]:
+        """The buffer sizes in the pattern's symbol order and the live cumulative
+        counters of :meth:`statistics`, without its copies (read them now, do not
+        keep them: the next update changes the counters in place)."""
+        return [len(b) for b in self._buffers.values()], self._candidates, self._survivors
 
     def statistics(self) -> MatcherStatistics:
         return MatcherStatistics(
@@ -320,18 +328,20 @@ class _Found:
 
     def publish(self, ws: dict[str, Situation]) -> None:
         symbols = self.pattern.symbols
+        starts = tuple([ws[x].start for x in symbols])
+        # a configuration already published now passed the window check then (several
+        # triggers of one update can find it): skip it before building anything
+        seen = self.seen
+        if seen is not None and starts in seen:
+            return
         config = {x: ws[x] for x in symbols}
-        starts = [s.start for s in config.values()]
         # established by now at the latest: within the window if now is (within_window)
         if self.time - min(starts) > self.pattern.window and not within_window(
             self.pattern, config
         ):
             return
-        if self.seen is not None:
-            ident = tuple(starts)
-            if ident in self.seen:
-                return
-            self.seen.add(ident)
+        if seen is not None:
+            seen.add(starts)
         # Found when its last situation ends, or earlier while one still runs: the
         # update's time is its largest end when every end is known.
         key = config[symbols[0]].key

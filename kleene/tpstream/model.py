@@ -72,7 +72,7 @@ def holds(relation: Allen, a_start: Time, a_end: Time, b_start: Time, b_end: Tim
     return holds(relation.inverse, b_start, b_end, a_start, a_end)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Situation:
     """A derived situation of one DEFINE symbol in one partition (Definition 5).
 
@@ -89,6 +89,28 @@ class Situation:
     first: int
     last: int
     aggregates: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        symbol: str,
+        key: tuple[Any, ...],
+        start: Time,
+        end: Time | None,
+        first: int,
+        last: int,
+        aggregates: Mapping[str, Any] | None = None,
+    ) -> None:
+        # the fields at once, not through the frozen class's per-field setattr: the
+        # deriver builds one per situation start and end (hot path)
+        self.__dict__.update(
+            symbol=symbol,
+            key=key,
+            start=start,
+            end=end,
+            first=first,
+            last=last,
+            aggregates={} if aggregates is None else aggregates,
+        )
 
     @property
     def finished(self) -> bool:
@@ -128,7 +150,7 @@ class TemporalPattern:
     durations: Mapping[str, tuple[Time | None, Time | None]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class TemporalMatch:
     """One temporal configuration that matches (Definition 12), per partition key.
 
@@ -142,3 +164,20 @@ class TemporalMatch:
     time: Time
     detected: Time
     returned: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        key: tuple[Any, ...],
+        situations: Mapping[str, Situation],
+        time: Time,
+        detected: Time,
+        returned: Mapping[str, Any] | None = None,
+    ) -> None:
+        # as Situation's: one match per configuration found (hot path)
+        self.__dict__.update(
+            key=key,
+            situations=situations,
+            time=time,
+            detected=detected,
+            returned={} if returned is None else returned,
+        )

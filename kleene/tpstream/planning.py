@@ -21,22 +21,12 @@ partition takes the fresh planner's order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kleene.tpstream.adaptive import AdaptivePlanner
 from kleene.tpstream.model import TemporalPattern
 from kleene.tpstream.optimizer import order_cost
-
-
-@dataclass(frozen=True)
-class PooledStatistics:
-    """What the planner reads after one partition's update (``MatcherStatistics``)."""
-
-    buffer_sizes: Mapping[str, int]
-    candidates: Sequence[int]
-    survivors: Sequence[int]
 
 
 class SharedPlanner:
@@ -49,6 +39,7 @@ class SharedPlanner:
         self.candidates = [0] * width
         self.survivors = [0] * width
         self._seen: dict[int, tuple[Sequence[int], Sequence[int]]] = {}
+        self._zeros: tuple[Sequence[int], Sequence[int]] = ([0] * width, [0] * width)
         self._due = self.planner.observe_every
 
     @property
@@ -59,8 +50,8 @@ class SharedPlanner:
         """Take a new or restored partition's matcher: the current order, and its
         counters as they stand (only their growth from now on is pooled)."""
         matcher.set_order(self.order)
-        stats = matcher.statistics()
-        self._seen[id(matcher)] = (stats.candidates, stats.survivors)
+        _, candidates, survivors = self._counters(matcher)
+        self._seen[id(matcher)] = (list(candidates), list(survivors))
 
     def observe(self, matcher: Any, matchers: Iterable[Any]) -> None:
         """After ``matcher``'s update: every ``observe_every``-th call (counted over all
@@ -71,16 +62,27 @@ class SharedPlanner:
         if self._due:
             return
         self._due = self.planner.observe_every
-        stats = matcher.statistics()
-        before_c, before_s = self._seen.get(id(matcher), (None, None))
-        for i, (c, s) in enumerate(zip(stats.candidates, stats.survivors, strict=True)):
-            self.candidates[i] += c - (before_c[i] if before_c else 0)
-            self.survivors[i] += s - (before_s[i] if before_s else 0)
-        self._seen[id(matcher)] = (stats.candidates, stats.survivors)
-        pooled = PooledStatistics(stats.buffer_sizes, tuple(self.candidates), tuple(self.survivors))
-        if self.planner.observe(pooled):
+        sizes, candidates, survivors = self._counters(matcher)
+        before_c, before_s = self._seen.get(id(matcher), self._zeros)
+        if candidates != before_c or survivors != before_s:
+            pooled_c, pooled_s = self.candidates, self.survivors
+            for i, (c, s) in enumerate(zip(candidates, survivors, strict=True)):
+                pooled_c[i] += c - before_c[i]
+                pooled_s[i] += s - before_s[i]
+            self._seen[id(matcher)] = (list(candidates), list(survivors))
+        if self.planner.observe_counts(sizes, self.candidates, self.survivors):
             for m in matchers:
                 m.set_order(self.order)
+
+    def _counters(self, matcher: Any) -> tuple[Sequence[int], Sequence[int], Sequence[int]]:
+        """The buffer sizes in symbol order and the cumulative counters: live from a
+        ``SituationMatcher`` (``counters``), else from its ``statistics``."""
+        counters = getattr(matcher, "counters", None)
+        if counters is not None:
+            return counters()
+        stats = matcher.statistics()
+        sizes = [stats.buffer_sizes.get(x, 0) for x in self.planner.pattern.symbols]
+        return sizes, stats.candidates, stats.survivors
 
     def explanation(self) -> str:
         return self.planner.explanation()
