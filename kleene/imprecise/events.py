@@ -149,7 +149,7 @@ class EventFramework:
     def _advance(self, events: list[IntervalEvent], t_emit: int | None) -> list[ImpreciseMatch]:
         components = self.components.of(events)
         if self.order is not None:
-            presented = self.order.add(events, components, t_emit, self._alive())
+            presented = self.order.add(events, components, t_emit, self._alive)
         else:
             presented = list(zip(events, components, strict=True))
         out: list[ImpreciseMatch] = []
@@ -160,7 +160,7 @@ class EventFramework:
             if self.order is None:
                 self._prune([t_emit] * self.length, t_emit)
             else:
-                floor = self.order.ttl_floor(t_emit, self._alive())
+                floor = self.order.ttl_floor(t_emit, self._alive)
                 self._prune(self.order.earliest(t_emit), floor)
         ready = [g for g in self.pending if t_emit is None or t_emit > g.valid[-1][1]]
         if ready:
@@ -183,13 +183,16 @@ class EventFramework:
             return alive
         window = math.inf if self.window is None else self.window
         for run in self.runs:
-            ttl = min(s[1] for s in run.slots if s is not None) + window
-            for j, s in enumerate(run.slots):
-                if s is not None:
-                    held = alive.setdefault(j, {})
-                    key = id(run.events[j])
-                    vlb, vub, most = held.get(key, (math.inf, -math.inf, -math.inf))
-                    held[key] = (min(vlb, s[0]), max(vub, s[1]), max(most, ttl))
+            slots = [(j, s) for j, s in enumerate(run.slots) if s is not None]
+            ttl = min(s[1] for _, s in slots) + window
+            for j, s in slots:
+                held = alive.setdefault(j, {})
+                key = id(run.events[j])
+                old = held.get(key)
+                if old is None:
+                    held[key] = (s[0], s[1], ttl)
+                else:
+                    held[key] = (min(old[0], s[0]), max(old[1], s[1]), max(old[2], ttl))
         return alive
 
     def _select(self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch]) -> None:
@@ -200,10 +203,15 @@ class EventFramework:
         if key is None:
             return
         grown = []
+        only = matched[0] if len(matched) == 1 and not self.prefixes else None
         for run in [*self.runs, self.start]:
             if run.key is not None and run.key != key:
                 continue
-            if self.prefixes:
+            if only is not None:  # the common case, without building a list per run
+                if run.events[only] is not None:
+                    continue
+                targets = matched
+            elif self.prefixes:
                 targets = [run.done] if run.done in matched else []
             else:
                 targets = [j for j in matched if run.events[j] is None]

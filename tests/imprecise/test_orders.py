@@ -42,8 +42,8 @@ def test_selectivity_order_presents_the_rarest_component_first() -> None:
         [{"type": "A", "id": i, "lower": i, "upper": i + 1} for i in range(3)]
         + [{"type": "B", "id": 9, "lower": 3, "upper": 4}]
     )
-    assert order.add(events[:3], [[0]] * 3, 0, {}) == []
-    out = order.add(events[3:], [[1]], 0, {})
+    assert order.add(events[:3], [[0]] * 3, 0, dict) == []
+    out = order.add(events[3:], [[1]], 0, dict)
     assert [e.id for e, _ in out] == [9, 0, 1, 2]
     assert order.order() == [1, 0]
 
