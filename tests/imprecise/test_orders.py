@@ -266,3 +266,35 @@ def test_a_spoiler_is_kept_while_a_held_back_event_can_still_complete_a_signatur
     assert {"a": ("a1",), "b": ("b",), "c": ("c14",)} in [w[0] for w in want]
     for method in METHODS:
         assert run_events(text, events, "skip_till_next_match", method, True) == want
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from(("PATTERN SEQ(A a, B b, C c) WITHIN 6", "PATTERN SEQ(A a, A b, C c) WITHIN 6")),
+    _long_streams(),
+)
+def test_the_ttl_floor_scan_equals_the_earliest_partnered_event(
+    text: str, events: list[dict[str, Any]]
+) -> None:
+    """The time-to-live floor stops at the first waiting event before t_emit that has a
+    rare partner and consults the live runs at most once: it must equal the earliest
+    lower bound among every partnered waiting event (capped by t_emit)."""
+    admission, framework = _framework(text, "selectivity")
+    order = framework.order
+    assert isinstance(order, SelectivityOrder)
+    calls = []
+
+    def alive() -> Any:
+        calls.append(1)
+        return framework._alive()
+
+    for e in events:
+        framework.push(admission.admit([e]), admission.now_lower)
+        if admission.now_lower is None:
+            continue
+        t_emit = admission.now_lower - framework.u_max
+        calls.clear()
+        floor = order.ttl_floor(t_emit, alive)
+        assert len(calls) <= 1
+        full = order._partnered(framework._alive)
+        assert floor == min([t_emit, *(x.lower for x, _ in full)])
