@@ -56,7 +56,7 @@ from kleene.imprecise.collapse import (
 from kleene.imprecise.confidence import Memo, any_confidence, point_matches
 from kleene.imprecise.model import IntervalEvent
 from kleene.imprecise.next_confidence import TooManyCases, next_confidence
-from kleene.imprecise.ordering import Alive, QueryOrder, SelectivityOrder
+from kleene.imprecise.ordering import Held, QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.properties import Components
 from kleene.imprecise.result import ImpreciseMatch
@@ -174,26 +174,24 @@ class EventFramework:
             self._forget(int(first - self.horizon))
         return out
 
-    def _alive(self) -> Alive:
-        """Per component, the events live runs hold for it, each with the loosest valid
+    def _alive(self, k: int) -> Held:
+        """The events live runs hold for component k, each with the loosest valid
         interval and the latest time to live of a run holding it (for
         :class:`SelectivityOrder`)."""
-        alive: Alive = {}
-        if not isinstance(self.order, SelectivityOrder):
-            return alive
+        held: Held = {}
         window = math.inf if self.window is None else self.window
         for run in self.runs:
-            slots = [(j, s) for j, s in enumerate(run.slots) if s is not None]
-            ttl = min(s[1] for _, s in slots) + window
-            for j, s in slots:
-                held = alive.setdefault(j, {})
-                key = id(run.events[j])
-                old = held.get(key)
-                if old is None:
-                    held[key] = (s[0], s[1], ttl)
-                else:
-                    held[key] = (min(old[0], s[0]), max(old[1], s[1]), max(old[2], ttl))
-        return alive
+            s = run.slots[k]
+            if s is None:
+                continue
+            ttl = min(x[1] for x in run.slots if x is not None) + window
+            key = id(run.events[k])
+            old = held.get(key)
+            if old is None:
+                held[key] = (s[0], s[1], ttl)
+            else:
+                held[key] = (min(old[0], s[0]), max(old[1], s[1]), max(old[2], ttl))
+        return held
 
     def _select(self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch]) -> None:
         """Clone every run that can select ``e`` (the original run skips it), and start

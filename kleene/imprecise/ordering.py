@@ -47,13 +47,12 @@ from collections.abc import Callable, Sequence
 from kleene.imprecise.model import IntervalEvent
 
 Presented = list[tuple[IntervalEvent, list[int]]]  # events with the components they match
-# per component, the events live runs hold for it (by id): the earliest valid lower
-# bound and the latest valid upper bound of the event in one, the latest time to live
-# of one
-Alive = dict[int, dict[int, tuple[float, float, float]]]
-# computes Alive on demand: scanning the runs costs as much as presenting an event to
-# them, and most checks are settled by the buffered events alone
-AliveOf = Callable[[], Alive]
+# the events live runs hold for one component (by id): the earliest valid lower bound
+# and the latest valid upper bound of the event in one, the latest time to live of one
+Held = dict[int, tuple[float, float, float]]
+# computes Held for a component on demand: scanning the runs costs as much as
+# presenting an event to them, and most checks are settled by the buffered events
+AliveOf = Callable[[int], Held]
 
 
 class QueryOrder:
@@ -123,9 +122,9 @@ class SelectivityOrder:
     ) -> Presented:
         """Take arrived events with the components each matches; return every buffered
         event, most selective components first, once each buffer holds one (or at the
-        end of the stream, ``t_emit`` None). ``alive``: computes, per component matched
-        in some live run, the events held for it (called at most once, and only when an
-        event's fate depends on the runs)."""
+        end of the stream, ``t_emit`` None). ``alive``: computes, for a component, the
+        events live runs hold for it (called at most once per component, and only when
+        an event's fate depends on the runs)."""
         for e, matched in zip(events, components, strict=True):
             if matched:
                 self.waiting.append((e, matched))
@@ -169,7 +168,7 @@ class SelectivityOrder:
         return (
             rare in matched
             or any(self._joins(e, matched, rare, f) for f in partners)
-            or not _stranded(e, matched, rare, alive(), self.window)
+            or not _stranded(e, matched, rare, alive(rare), self.window)
         )
 
     def _joins(self, e: IntervalEvent, matched: list[int], k: int, f: IntervalEvent) -> bool:
@@ -203,7 +202,7 @@ class SelectivityOrder:
         kept: Presented = []
         for e, matched in self.waiting:
             if e.upper + self.window < t_emit and any(
-                _stranded(e, matched, k, held(), self.window) for k in empty
+                _stranded(e, matched, k, held(k), self.window) for k in empty
             ):
                 for j in matched:
                     self.held[j] -= 1
@@ -237,20 +236,20 @@ class SelectivityOrder:
 
 
 class _Once:
-    """Calls a function on the first call only, then returns its value."""
+    """Calls a function once per argument, then returns the value it gave."""
 
     def __init__(self, compute: AliveOf) -> None:
         self.compute = compute
-        self.value: Alive | None = None
+        self.values: dict[int, Held] = {}
 
-    def __call__(self) -> Alive:
-        if self.value is None:
-            self.value = self.compute()
-        return self.value
+    def __call__(self, k: int) -> Held:
+        if k not in self.values:
+            self.values[k] = self.compute(k)
+        return self.values[k]
 
 
 def _stranded(
-    e: IntervalEvent, matched: list[int], k: int, alive: Alive, window: float | None
+    e: IntervalEvent, matched: list[int], k: int, held: Held, window: float | None
 ) -> bool:
     """Whether no live run holds an event f for component k that ``e`` could join: e
     matching j < k must occur before f and within the window of it, j > k within the
@@ -258,6 +257,6 @@ def _stranded(
     reach = math.inf if window is None else window
     return not any(
         e.lower < vub and vlb - e.upper <= reach if j < k else e.lower <= ttl
-        for vlb, vub, ttl in alive.get(k, {}).values()
+        for vlb, vub, ttl in held.values()
         for j in matched
     )

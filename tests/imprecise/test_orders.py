@@ -42,8 +42,8 @@ def test_selectivity_order_presents_the_rarest_component_first() -> None:
         [{"type": "A", "id": i, "lower": i, "upper": i + 1} for i in range(3)]
         + [{"type": "B", "id": 9, "lower": 3, "upper": 4}]
     )
-    assert order.add(events[:3], [[0]] * 3, 0, dict) == []
-    out = order.add(events[3:], [[1]], 0, dict)
+    assert order.add(events[:3], [[0]] * 3, 0, lambda k: {}) == []
+    out = order.add(events[3:], [[1]], 0, lambda k: {})
     assert [e.id for e, _ in out] == [9, 0, 1, 2]
     assert order.order() == [1, 0]
 
@@ -277,16 +277,17 @@ def test_the_ttl_floor_scan_equals_the_earliest_partnered_event(
     text: str, events: list[dict[str, Any]]
 ) -> None:
     """The time-to-live floor stops at the first waiting event before t_emit that has a
-    rare partner and consults the live runs at most once: it must equal the earliest
+    rare partner and consults the live runs at most once (for the rarest component
+    only): it must equal the earliest
     lower bound among every partnered waiting event (capped by t_emit)."""
     admission, framework = _framework(text, "selectivity")
     order = framework.order
     assert isinstance(order, SelectivityOrder)
     calls = []
 
-    def alive() -> Any:
-        calls.append(1)
-        return framework._alive()
+    def alive(k: int) -> Any:
+        calls.append(k)
+        return framework._alive(k)
 
     for e in events:
         framework.push(admission.admit([e]), admission.now_lower)
