@@ -56,7 +56,7 @@ from kleene.imprecise.collapse import (
 from kleene.imprecise.confidence import Memo, any_confidence, point_matches
 from kleene.imprecise.model import IntervalEvent
 from kleene.imprecise.next_confidence import TooManyCases, next_confidence
-from kleene.imprecise.ordering import Alive, QueryOrder, SelectivityOrder
+from kleene.imprecise.ordering import Held, QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.properties import Components
 from kleene.imprecise.result import ImpreciseMatch
@@ -149,7 +149,7 @@ class EventFramework:
     def _advance(self, events: list[IntervalEvent], t_emit: int | None) -> list[ImpreciseMatch]:
         components = self.components.of(events)
         if self.order is not None:
-            presented = self.order.add(events, components, t_emit, self._alive())
+            presented = self.order.add(events, components, t_emit, self._alive)
         else:
             presented = list(zip(events, components, strict=True))
         out: list[ImpreciseMatch] = []
@@ -160,7 +160,7 @@ class EventFramework:
             if self.order is None:
                 self._prune([t_emit] * self.length, t_emit)
             else:
-                floor = self.order.ttl_floor(t_emit, self._alive())
+                floor = self.order.ttl_floor(t_emit, self._alive)
                 self._prune(self.order.earliest(t_emit), floor)
         ready = [g for g in self.pending if t_emit is None or t_emit > g.valid[-1][1]]
         if ready:
@@ -174,23 +174,24 @@ class EventFramework:
             self._forget(int(first - self.horizon))
         return out
 
-    def _alive(self) -> Alive:
-        """Per component, the events live runs hold for it, each with the loosest valid
+    def _alive(self, k: int) -> Held:
+        """The events live runs hold for component k, each with the loosest valid
         interval and the latest time to live of a run holding it (for
         :class:`SelectivityOrder`)."""
-        alive: Alive = {}
-        if not isinstance(self.order, SelectivityOrder):
-            return alive
+        held: Held = {}
         window = math.inf if self.window is None else self.window
         for run in self.runs:
-            ttl = min(s[1] for s in run.slots if s is not None) + window
-            for j, s in enumerate(run.slots):
-                if s is not None:
-                    held = alive.setdefault(j, {})
-                    key = id(run.events[j])
-                    vlb, vub, most = held.get(key, (math.inf, -math.inf, -math.inf))
-                    held[key] = (min(vlb, s[0]), max(vub, s[1]), max(most, ttl))
-        return alive
+            s = run.slots[k]
+            if s is None:
+                continue
+            ttl = min(x[1] for x in run.slots if x is not None) + window
+            key = id(run.events[k])
+            old = held.get(key)
+            if old is None:
+                held[key] = (s[0], s[1], ttl)
+            else:
+                held[key] = (min(old[0], s[0]), max(old[1], s[1]), max(old[2], ttl))
+        return held
 
     def _select(self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch]) -> None:
         """Clone every run that can select ``e`` (the original run skips it), and start
@@ -200,10 +201,15 @@ class EventFramework:
         if key is None:
             return
         grown = []
+        only = matched[0] if len(matched) == 1 and not self.prefixes else None
         for run in [*self.runs, self.start]:
             if run.key is not None and run.key != key:
                 continue
-            if self.prefixes:
+            if only is not None:  # the common case, without building a list per run
+                if run.events[only] is not None:
+                    continue
+                targets = matched
+            elif self.prefixes:
                 targets = [run.done] if run.done in matched else []
             else:
                 targets = [j for j in matched if run.events[j] is None]

@@ -42,15 +42,17 @@ of E_{j-1} only).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kleene.imprecise.model import IntervalEvent
 
 Presented = list[tuple[IntervalEvent, list[int]]]  # events with the components they match
-# per component, the events live runs hold for it (by id): the earliest valid lower
-# bound and the latest valid upper bound of the event in one, the latest time to live
-# of one
-Alive = dict[int, dict[int, tuple[float, float, float]]]
+# the events live runs hold for one component (by id): the earliest valid lower bound
+# and the latest valid upper bound of the event in one, the latest time to live of one
+Held = dict[int, tuple[float, float, float]]
+# computes Held for a component on demand: scanning the runs costs as much as
+# presenting an event to them, and most checks are settled by the buffered events
+AliveOf = Callable[[int], Held]
 
 
 class QueryOrder:
@@ -64,7 +66,7 @@ class QueryOrder:
         events: Sequence[IntervalEvent],
         components: Sequence[list[int]],
         t_emit: int | None,
-        alive: Alive,
+        alive: AliveOf,
     ) -> Presented:
         """Take arrived events with the components each matches; return those safe to
         present, in query order, one entry per (event, component). ``t_emit`` None: the
@@ -97,7 +99,7 @@ class QueryOrder:
         occur at."""
         return [min([t_emit, *(e.lower for e in buffer)]) for buffer in self.buffers]
 
-    def ttl_floor(self, t_emit: int, alive: Alive) -> int:
+    def ttl_floor(self, t_emit: int, alive: AliveOf) -> int:
         """The bound for the runs' time to live: the earliest of :meth:`earliest`."""
         return min(self.earliest(t_emit))
 
@@ -116,12 +118,13 @@ class SelectivityOrder:
         events: Sequence[IntervalEvent],
         components: Sequence[list[int]],
         t_emit: int | None,
-        alive: Alive,
+        alive: AliveOf,
     ) -> Presented:
         """Take arrived events with the components each matches; return every buffered
         event, most selective components first, once each buffer holds one (or at the
-        end of the stream, ``t_emit`` None). ``alive``: per component matched in some
-        live run, the latest valid upper bound of its event and time to live."""
+        end of the stream, ``t_emit`` None). ``alive``: computes, for a component, the
+        events live runs hold for it (called at most once per component, and only when
+        an event's fate depends on the runs)."""
         for e, matched in zip(events, components, strict=True):
             if matched:
                 self.waiting.append((e, matched))
@@ -139,18 +142,34 @@ class SelectivityOrder:
         """The components, most selective (fewest events matched so far) first."""
         return sorted(range(len(self.counts)), key=lambda j: (self.counts[j], j))
 
-    def _partnered(self, alive: Alive) -> Presented:
+    def _partnered(self, alive: AliveOf) -> Presented:
         """The waiting events that can share a match with an event of the most
-        selective component: one waiting, or one a live run holds."""
+        selective component: one waiting, or one a live run holds (the runs are
+        consulted only for events no waiting one settles)."""
         rare = self.order()[0]
         partners = [e for e, matched in self.waiting if rare in matched]
+        held = _Once(alive)
         return [
             (e, matched)
             for e, matched in self.waiting
-            if rare in matched
-            or not _stranded(e, matched, rare, alive, self.window)
-            or any(self._joins(e, matched, rare, f) for f in partners)
+            if self._has_partner(e, matched, rare, partners, held)
         ]
+
+    def _has_partner(
+        self,
+        e: IntervalEvent,
+        matched: list[int],
+        rare: int,
+        partners: list[IntervalEvent],
+        alive: AliveOf,
+    ) -> bool:
+        """Whether ``e`` matches the rare component or can share a match with one of
+        its waiting ``partners`` or with an event a live run holds for it."""
+        return (
+            rare in matched
+            or any(self._joins(e, matched, rare, f) for f in partners)
+            or not _stranded(e, matched, rare, alive(rare), self.window)
+        )
 
     def _joins(self, e: IntervalEvent, matched: list[int], k: int, f: IntervalEvent) -> bool:
         """Whether ``e`` can be in one match with ``f`` matching component k: in
@@ -174,15 +193,16 @@ class SelectivityOrder:
                 self.held[j] += 1
         return out
 
-    def _drop(self, t_emit: int, alive: Alive) -> None:
+    def _drop(self, t_emit: int, alive: AliveOf) -> None:
         """Forget the buffered events no match can hold (see the module docstring)."""
         if self.window is None or not self.waiting:
             return
         empty = [k for k, n in enumerate(self.held) if not n]
+        held = _Once(alive)
         kept: Presented = []
         for e, matched in self.waiting:
             if e.upper + self.window < t_emit and any(
-                _stranded(e, matched, k, alive, self.window) for k in empty
+                _stranded(e, matched, k, held(k), self.window) for k in empty
             ):
                 for j in matched:
                     self.held[j] -= 1
@@ -199,16 +219,37 @@ class SelectivityOrder:
                 out[j] = min(out[j], e.lower)
         return out
 
-    def ttl_floor(self, t_emit: int, alive: Alive) -> int:
+    def ttl_floor(self, t_emit: int, alive: AliveOf) -> int:
         """The earliest instant of an event not yet presented that can extend a run
         whose time to live has passed t_emit: a waiting event that can share a match with
         no event of the most selective component k (waiting, or held by a live run)
         needs one still to come, at or after t_emit, out of such a run's window."""
-        return min([t_emit, *(e.lower for e, _ in self._partnered(alive))])
+        rare = self.order()[0]
+        partners = [e for e, matched in self.waiting if rare in matched]
+        held = _Once(alive)
+        for e, matched in sorted(self.waiting, key=lambda item: item[0].lower):
+            if e.lower >= t_emit:
+                break
+            if self._has_partner(e, matched, rare, partners, held):
+                return e.lower
+        return t_emit
+
+
+class _Once:
+    """Calls a function once per argument, then returns the value it gave."""
+
+    def __init__(self, compute: AliveOf) -> None:
+        self.compute = compute
+        self.values: dict[int, Held] = {}
+
+    def __call__(self, k: int) -> Held:
+        if k not in self.values:
+            self.values[k] = self.compute(k)
+        return self.values[k]
 
 
 def _stranded(
-    e: IntervalEvent, matched: list[int], k: int, alive: Alive, window: float | None
+    e: IntervalEvent, matched: list[int], k: int, held: Held, window: float | None
 ) -> bool:
     """Whether no live run holds an event f for component k that ``e`` could join: e
     matching j < k must occur before f and within the window of it, j > k within the
@@ -216,6 +257,6 @@ def _stranded(
     reach = math.inf if window is None else window
     return not any(
         e.lower < vub and vlb - e.upper <= reach if j < k else e.lower <= ttl
-        for vlb, vub, ttl in alive.get(k, {}).values()
+        for vlb, vub, ttl in held.values()
         for j in matched
     )

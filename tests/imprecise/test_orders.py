@@ -42,8 +42,8 @@ def test_selectivity_order_presents_the_rarest_component_first() -> None:
         [{"type": "A", "id": i, "lower": i, "upper": i + 1} for i in range(3)]
         + [{"type": "B", "id": 9, "lower": 3, "upper": 4}]
     )
-    assert order.add(events[:3], [[0]] * 3, 0, {}) == []
-    out = order.add(events[3:], [[1]], 0, {})
+    assert order.add(events[:3], [[0]] * 3, 0, lambda k: {}) == []
+    out = order.add(events[3:], [[1]], 0, lambda k: {})
     assert [e.id for e, _ in out] == [9, 0, 1, 2]
     assert order.order() == [1, 0]
 
@@ -266,3 +266,36 @@ def test_a_spoiler_is_kept_while_a_held_back_event_can_still_complete_a_signatur
     assert {"a": ("a1",), "b": ("b",), "c": ("c14",)} in [w[0] for w in want]
     for method in METHODS:
         assert run_events(text, events, "skip_till_next_match", method, True) == want
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from(("PATTERN SEQ(A a, B b, C c) WITHIN 6", "PATTERN SEQ(A a, A b, C c) WITHIN 6")),
+    _long_streams(),
+)
+def test_the_ttl_floor_scan_equals_the_earliest_partnered_event(
+    text: str, events: list[dict[str, Any]]
+) -> None:
+    """The time-to-live floor stops at the first waiting event before t_emit that has a
+    rare partner and consults the live runs at most once (for the rarest component
+    only): it must equal the earliest
+    lower bound among every partnered waiting event (capped by t_emit)."""
+    admission, framework = _framework(text, "selectivity")
+    order = framework.order
+    assert isinstance(order, SelectivityOrder)
+    calls = []
+
+    def alive(k: int) -> Any:
+        calls.append(k)
+        return framework._alive(k)
+
+    for e in events:
+        framework.push(admission.admit([e]), admission.now_lower)
+        if admission.now_lower is None:
+            continue
+        t_emit = admission.now_lower - framework.u_max
+        calls.clear()
+        floor = order.ttl_floor(t_emit, alive)
+        assert len(calls) <= 1
+        full = order._partnered(framework._alive)
+        assert floor == min([t_emit, *(x.lower for x, _ in full)])
