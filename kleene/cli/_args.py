@@ -305,6 +305,12 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--non-overlap", action="store_true", help="output non-overlapping matches only"
     )
+    parser.add_argument(
+        "--match-windows",
+        action="store_true",
+        help="SASE+ queries: only the events of candidate match windows reach the engine "
+        "(SEQ without negation, skip till next or any match; refused otherwise)",
+    )
 
 
 def _positive_int(text: str) -> int:

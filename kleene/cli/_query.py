@@ -46,6 +46,8 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Any:
         raise CliError(f"{shown(path, 'standard input')}: the query is not UTF-8 text") from exc
     except OSError as exc:
         raise CliError(f"cannot read the query file {path}: {exc.strerror or exc}") from exc
+    if getattr(args, "match_windows", False) and (args.time == "interval" or kind_of_text(text)):
+        raise CliError("--match-windows applies to SASE+ queries over point events", EXIT_USAGE)
     if args.time == "interval":
         return _compiled(
             path,
@@ -64,9 +66,13 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Any:
         options["strategy"] = args.strategy
     if args.non_overlap:
         options["output"] = "non_overlap"
+    if getattr(args, "match_windows", False):
+        options["match_windows"] = True
 
     def compiled() -> Query | Program:
         if parse_program(text).single is None:
+            if options.pop("match_windows", False):
+                raise CliError("--match-windows applies to one query, not a program", EXIT_USAGE)
             return kleene.compile_program(text, **options)
         return kleene.compile(text, **options)
 
