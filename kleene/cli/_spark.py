@@ -14,6 +14,7 @@ from kleene.cli._summary import RunStats
 from kleene.imprecise import IntervalQuery
 from kleene.io import Format, MatchSink, RejectedSink, is_json_array, is_stdio
 from kleene.runtime.ingest import check_column_names
+from kleene.runtime.limits import match_limit
 
 if TYPE_CHECKING:
     from kleene.query import Query
@@ -41,8 +42,11 @@ def run_spark(
 ) -> None:
     """Run the Spark batch pipeline (:func:`kleene.spark.match`, interval queries
     included) and bring its results back to the driver to write them in the same files
-    as the local engine. ``check`` refuses a DataFrame lacking columns the query needs
-    (default: a point or interval query's check of its plan)."""
+    as the local engine; past the query's ``max_matches`` the matches before the limit
+    are written and ``stats.stopped`` holds the error, as on the local engine (which
+    stops there, so it writes only the rejected events it met before). ``check``
+    refuses a DataFrame lacking columns the query needs (default: a point or interval
+    query's check of its plan)."""
     try:
         import pyspark  # noqa: F401
 
@@ -75,5 +79,21 @@ def run_spark(
     stats.engine = f"spark ({session.sparkContext.master})"
     if result.layout.note:
         stats.notes.append(result.layout.note)
+    limit = _match_limit(query)
+    if limit is not None and len(found) > limit:
+        # the local engine hands out the same matches in this order and stops after the
+        # limit's last; the workers have no limit (a worker's error would lose them all)
+        found = found[:limit]
+        stats.stopped = match_limit(limit)
     matches.add(found)
     rejected.add(dropped)
+
+
+def _match_limit(query: Any) -> int | None:
+    """``max_matches`` of a point, event-set or TPStream query (interval queries have
+    none)."""
+    if isinstance(query, IntervalQuery):
+        return None
+    config = getattr(query, "config", None)
+    limit = getattr(config if config is not None else query, "max_matches", None)
+    return limit if isinstance(limit, int) else None

@@ -64,7 +64,7 @@ def _options_of(query: SesQuery) -> dict[str, Any]:
     return {
         "output": query.output,
         "time_unit": query.time_unit,
-        "max_matches": query.max_matches,
+        "max_matches": None,  # the driver applies it (kleene run): a worker error loses all
         "algorithm": "auto" if query.auto else query.algorithm,
         "preprocessing": query.flags.name,
         "time_field": f.time_field,

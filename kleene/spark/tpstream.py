@@ -179,7 +179,7 @@ def _spec(query: TemporalQuery) -> tuple[str, dict[str, Any]]:
         "time_unit": query.time_unit,
         "low_latency": query.low_latency,
         "order": query.order,
-        "max_matches": query.max_matches,
+        "max_matches": None,  # the driver applies it (kleene run): a worker error loses all
     }
 
 

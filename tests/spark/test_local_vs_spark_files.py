@@ -198,3 +198,31 @@ def test_every_example_is_compared_or_refused(spark: SparkSession, tmp_path: Pat
         assert "DEFINE" in example.read_text() or "UNION" in example.read_text()
         assert run(example, source, output, "spark", 0.0) == EXIT_USAGE
         assert not output.exists()
+
+
+def test_engines_stop_at_the_same_match_limit(spark: SparkSession, tmp_path: Path) -> None:
+    """``--max-matches``: both engines exit 1 naming the limit and write that many of
+    the query's matches (the workers have no limit; the driver keeps the first N in the
+    documented order, the local engine the first N it hands out: the sets may differ)."""
+    query = tmp_path / "any.sase"
+    query.write_text("PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match { }")
+    source = tmp_path / "events.jsonl"
+    events = [{"type": "A", "timestamp": i, "id": i} for i in range(12)]
+    events.append({"type": "B", "timestamp": 12, "id": 12})  # 4,095 matches end here
+    source.write_text("".join(json.dumps(e) + "\n" for e in events))
+    written = {}
+    for engine in ("local", "spark"):
+        output = tmp_path / f"{engine}.jsonl"
+        args = ["run", str(query), "-i", str(source), "-o", str(output), "-q"]
+        args += ["--engine", engine, "--max-matches", "100"]
+        assert main(args) == 1
+        written[engine] = output.read_text(encoding="utf-8").splitlines()
+    every = tmp_path / "every.jsonl"
+    assert (
+        main(["run", str(query), "-i", str(source), "-o", str(every), "-q", "--max-matches", "0"])
+        == 0
+    )
+    matches = set(every.read_text(encoding="utf-8").splitlines())
+    assert len(matches) == 4095
+    for lines in written.values():
+        assert len(lines) == len(set(lines)) == 100 and set(lines) <= matches
