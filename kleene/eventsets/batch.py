@@ -67,8 +67,8 @@ def times_of(events: Sequence[Event], positions: Sequence[int]) -> np.ndarray:
         raise NotColumnar from None
     if times.dtype.kind not in "iuf" or times.ndim != 1:
         raise NotColumnar
-    if times.dtype.kind == "f" and np.isnan(times).any():
-        raise NotColumnar
+    if times.dtype.kind == "f" and not (np.abs(times) <= 2.0**53).all():
+        raise NotColumnar  # NaN, or big ints a float64 array may have rounded
     late = np.flatnonzero(times[1:] < times[:-1])
     if len(late):
         j = int(late[0]) + 1
