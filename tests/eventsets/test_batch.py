@@ -190,3 +190,34 @@ def test_chemo_calls_with_fpc() -> None:
         == [(0, 1, 2, 8, 10), (4, 6, 7, 9, 11, 12), (6, 7, 9, 11, 12)]
     )
     assert len(found) == 11
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    ses_queries(),
+    st.lists(
+        st.fixed_dictionaries(
+            {"type": st.sampled_from(("A", "B", "D")), "timestamp": st.just(0)},
+            optional={
+                "x": st.sampled_from((0, 1, 2, True, False, 1.0, -0.0, float("nan"), "1", None)),
+                "y": st.integers(0, 2),
+            },
+        ),
+        max_size=8,
+    ),
+)
+def test_bit_vectors_of_a_batch_equal_each_events(query: str, rows: list[dict[str, Any]]) -> None:
+    """Evaluated once per distinct value (1 and True apart), the properties give each
+    event the bit vector the generated per-event code gives it."""
+    bits = PropertyBits(ses_pattern(query))
+    assert bits.array(rows).tolist() == [bits.of(row) for row in rows]
+
+
+def test_equal_values_of_other_kinds_stay_apart() -> None:
+    """1, 1.0 and True are equal Python values: evaluated once per distinct value, they
+    must still get what each gets alone (booleans do not order, so True < 2 fails)."""
+    for condition in ("a.x = 1", "a.x < 2"):
+        bits = PropertyBits(ses_pattern(f"PATTERN SEQ({{A a}}) WHERE {condition} WITHIN 1"))
+        for values in ([1, True], [True, 1], [1.0, 1], [True, 1.0, -0.0, 0.0]):
+            rows = [{"type": "A", "timestamp": 0, "x": v} for v in values]
+            assert bits.array(rows).tolist() == [bits.of(row) for row in rows], values
