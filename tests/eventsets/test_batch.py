@@ -221,3 +221,13 @@ def test_equal_values_of_other_kinds_stay_apart() -> None:
         for values in ([1, True], [True, 1], [1.0, 1], [True, 1.0, -0.0, 0.0]):
             rows = [{"type": "A", "timestamp": 0, "x": v} for v in values]
             assert bits.array(rows).tolist() == [bits.of(row) for row in rows], values
+
+
+def test_drain_after_pushes_reads_on_event_by_event() -> None:
+    """With windows open, drain continues Algorithm 1 (the windows hold earlier events)."""
+    strategy = TwoPhase(P1, _automaton)
+    head = [f for p in range(5) for f in strategy.push(p, CHEMO[p])]
+    tail = strategy.drain(range(5, len(CHEMO)), CHEMO[5:])
+    whole = TwoPhase(P1, _automaton).run_columns(CHEMO)
+    assert sorted(f.match.key() for f in head + tail) == sorted(m.key() for m in whole)
+    assert len(whole) == 11
