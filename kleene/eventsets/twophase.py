@@ -131,7 +131,9 @@ class TwoPhase:
             lines.append(
                 "conditions: A is called only on windows with at least "
                 f"{len(self.pattern.variables)} events whose first event may bind a variable "
-                "of the first set and whose summary statistics are all positive (Theorem 2)"
+                "of the first set and whose summary statistics are all positive (Theorem 2; "
+                "over a whole input, as run() reads it, every variable's event in the window "
+                "and each set's before the next one's are tested directly)"
             )
         else:
             lines.append("conditions: off (A is called on every window)")
