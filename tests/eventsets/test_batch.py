@@ -84,7 +84,7 @@ def _theorem_2(pattern: SesPattern, rows: list[dict[str, Any]], window: tuple[in
     return True
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(ses_queries(), ses_rows(max_events=10), st.sampled_from(PRUNINGS))
 def test_column_wise_windows_candidates_and_matches(
     query: str, rows: list[dict[str, Any]], pruning: str
@@ -109,7 +109,7 @@ def test_column_wise_windows_candidates_and_matches(
     assert every.matched <= set(batch.calls) and every.matched <= set(stream.calls)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(ses_queries(), ses_rows(max_events=10, missing=True))
 def test_query_run_equals_the_streaming_matcher(text: str, rows: list[dict[str, Any]]) -> None:
     """Query.run reads its input column-wise; pushing it event by event to a matcher
@@ -192,7 +192,7 @@ def test_chemo_calls_with_fpc() -> None:
     assert len(found) == 11
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     ses_queries(),
     st.lists(
