@@ -49,11 +49,18 @@ Resolve: TypeAlias = Callable[[Load], Raw]
 _NO_ERROR = np.zeros((), dtype=bool)  # broadcasts against any column
 
 
-def conjunction(exprs: Sequence[Expr], resolve: Resolve, n: int, python: bool = True) -> np.ndarray:
+def conjunction(
+    exprs: Sequence[Expr],
+    resolve: Resolve,
+    n: int,
+    python: bool = True,
+    cache: dict[Load, Value] | None = None,
+) -> np.ndarray:
     """Per row, whether every expression holds (is true, not an error). ``python`` says
-    numeric arrays may stand for Python numbers of any size (see :func:`as_value`)."""
+    numeric arrays may stand for Python numbers of any size (see :func:`as_value`);
+    ``cache`` keeps the columns read, to share them between calls on one batch."""
     ok = np.ones(n, dtype=bool)
-    cache: dict[Load, Value] = {}
+    cache = {} if cache is None else cache
     for node in exprs:
         values, error, _, _ = _value(node, resolve, python, cache)
         if values.dtype != bool:

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from kleene.compiler.columnar import GiveUp, Raw, conjunction
-from kleene.compiler.expr import Load
+from kleene.compiler.columnar import GiveUp, Raw, Value, conjunction
+from kleene.compiler.expr import Compare, Load
 from kleene.eventsets.compile import properties_test
 from kleene.eventsets.model import SesPattern
 
@@ -58,9 +58,16 @@ class PropertyBits:
     def of_batch(self, events: Sequence[Event]) -> list[int]:
         """``ē`` for each event of a batch, column-wise where the IR's columnar backend
         is exact and event by event where it is not."""
+        return self.array(events).tolist()
+
+    def array(self, events: Sequence[Event]) -> np.ndarray:
+        """:meth:`of_batch` as an int64 array. Each column is read once and each
+        distinct property evaluated once (variables often share them, as the type)."""
         n = len(events)
         total = np.zeros(n, dtype=np.int64)
         columns: dict[str, list[Any]] = {}
+        loads: dict[Load, Value] = {}
+        masks: dict[Compare, np.ndarray | None] = {}
 
         def resolve(load: Load) -> Raw:
             key = load.key
@@ -68,10 +75,21 @@ class PropertyBits:
                 columns[key] = [e.get(key) for e in events]
             return columns[key]
 
+        def mask(comparison: Compare) -> np.ndarray | None:
+            if comparison not in masks:
+                try:
+                    masks[comparison] = conjunction([comparison], resolve, n, cache=loads)
+                except GiveUp:
+                    masks[comparison] = None
+            return masks[comparison]
+
         for bit, props, test in zip(self.bits, self.properties, self._tests, strict=True):
-            try:
-                holds = conjunction([c.comparison for c in props], resolve, n)
-            except GiveUp:
-                holds = np.fromiter((test(e) for e in events), dtype=bool, count=n)
+            holds = np.ones(n, dtype=bool)
+            for c in props:
+                one = mask(c.comparison)
+                if one is None:  # the columnar backend gives up: the row evaluation
+                    holds = np.fromiter((test(e) for e in events), dtype=bool, count=n)
+                    break
+                holds &= one
             total[holds] |= bit
-        return total.tolist()
+        return total

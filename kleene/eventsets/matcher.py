@@ -69,6 +69,17 @@ class SesMatcher:
             found += self._pipe().advance(last)
         return self._output(found)
 
+    def run(self, events: Any) -> list[Match]:
+        """A whole finite input: the matches of ``push(events)`` then ``flush()``,
+        with the pre-processing computed over the batch at once where the pipeline can
+        (:meth:`~kleene.eventsets.twophase.TwoPhase.drain`)."""
+        batch = read_batch(events, self.fields, self.st.arrived)
+        admitted = list(self.admission.admit(batch))
+        if not admitted:
+            return self.flush()
+        positions, rows = zip(*admitted, strict=True)
+        return self._output(self._pipe().drain(positions, rows))
+
     def advance_to(self, time: Any) -> list[Match]:
         """No event before ``time`` will come (a later one is rejected as late):
         evaluate the windows that completes."""

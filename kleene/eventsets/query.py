@@ -211,7 +211,7 @@ class SesQuery:
         """Match a whole finite input; the matches (ordered by last event, then first
         event) and the rejected events with their reasons."""
         m = self.matcher()
-        matches = [*m.push(events), *m.flush()]
+        matches = m.run(events)
         matches.sort(key=lambda x: (x.last_position, x.first_position, _positions(x)))
         return SesRunResult(matches, m.take_rejected())
 

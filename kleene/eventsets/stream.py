@@ -42,6 +42,10 @@ class Pipeline(Protocol):
     def push(self, position: int, row: Row) -> list[Found]: ...
     def advance(self, time: Any) -> list[Found]: ...
     def flush(self) -> list[Found]: ...
+    def drain(self, positions: Sequence[int], rows: Sequence[Row]) -> list[Found]:
+        """A finite input read to its end: what ``push`` of each event, then ``flush``,
+        give."""
+
     def to_data(self) -> Any: ...
     def load(self, data: Any, below: int) -> None:
         """Take over :meth:`to_data`'s state (positions are under ``below``), checking
@@ -88,6 +92,12 @@ class PlainWindows:
         while self.buffer:
             out += self._evaluate_first()
         return out
+
+    def drain(self, positions: Sequence[int], rows: Sequence[Row]) -> list[Found]:
+        out: list[Found] = []
+        for position, row in zip(positions, rows, strict=True):
+            out += self.push(position, row)
+        return out + self.flush()
 
     def to_data(self) -> Any:
         return [[p, row] for p, row in self.buffer]

@@ -19,11 +19,14 @@ match), and the loop stops once no later start can match (:meth:`MatchWindow.hop
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from kleene.errors import KleeneError
+from kleene.eventsets.batch import Conditions, NotColumnar, windows
 from kleene.eventsets.filtering import PropertyBits
 from kleene.eventsets.model import SesMatch, SesPattern, Time
 from kleene.eventsets.partitioning import (
@@ -128,7 +131,9 @@ class TwoPhase:
             lines.append(
                 "conditions: A is called only on windows with at least "
                 f"{len(self.pattern.variables)} events whose first event may bind a variable "
-                "of the first set and whose summary statistics are all positive (Theorem 2)"
+                "of the first set and whose summary statistics are all positive (Theorem 2; "
+                "over a whole input, as run() reads it, every variable's event in the window "
+                "and each set's before the next one's are tested directly)"
             )
         else:
             lines.append("conditions: off (A is called on every window)")
@@ -150,6 +155,50 @@ class TwoPhase:
             out += self._push(position, event, b)
         out += self.flush()
         return [f.match for f in out]
+
+    def run_columns(self, events: Sequence[Event]) -> list[SesMatch]:
+        """:meth:`run` with the pre-processing computed column-wise (:meth:`drain`)."""
+        self.reset()
+        return [f.match for f in self.drain(range(len(events)), events)]
+
+    def drain(self, positions: Sequence[int], rows: Sequence[Event]) -> list[Found]:
+        """The matches of a finite input read to its end (a fresh stream's every
+        window, as :meth:`push` for each event then :meth:`flush` find), with the
+        pre-processing computed over the whole batch at once
+        (:mod:`kleene.eventsets.batch`). Read event by event when windows are open or
+        the times are not plain numbers."""
+        if not self.windows and self._last is None:
+            try:
+                return self._drain(positions, rows)
+            except NotColumnar:
+                pass
+        out: list[Found] = []
+        for position, row in zip(positions, rows, strict=True):
+            out += self.push(position, row)
+        return out + self.flush()
+
+    def _drain(self, positions: Sequence[int], rows: Sequence[Event]) -> list[Found]:
+        f = self.flags
+        bits = self.bits.array(rows) if self._needs_bits else np.zeros(len(rows), np.int64)
+        conditions = Conditions(self.pattern) if f.conditions else None
+        w = windows(
+            rows, positions, bits, f.filtering, self.attributes, self.pattern.window, conditions
+        )
+        if len(rows):
+            self._last = rows[-1][TIME]
+        c = self.counters
+        c.events += len(rows)
+        c.kept += len(w.order)
+        c.windows += w.partitions
+        c.calls += len(w.candidates)
+        out: list[Found] = []
+        order = w.order.tolist()
+        for start, end in zip(w.candidates.tolist(), w.ends[w.candidates].tolist(), strict=True):
+            chosen = order[start:end]
+            c.events_to_a += len(chosen)
+            window = [rows[i] for i in chosen]
+            out += found(self.algorithm, window, [positions[i] for i in chosen])
+        return out
 
     # --- the pipeline a SesMatcher drives (kleene.eventsets.stream.Pipeline) ---------
 
