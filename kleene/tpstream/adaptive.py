@@ -132,14 +132,18 @@ class AdaptivePlanner:
         self._floors = [size_floor] * len(pattern.symbols) + [selectivity_floor] * len(unique)
         slot = {c: len(pattern.symbols) + j for j, c in enumerate(unique)}
         self._slots = [slot[c] for c in pattern.constraints]
-        self._counted: tuple[list[int], list[int]] = ([0] * len(self._slots),) * 2
-        self.observed: set[Constraint] = set()
+        # each constraint once in the pattern (the rule): its counts fold on their own
+        self._distinct = len(unique) == len(pattern.constraints)
+        # the counters as last read, and which averages have seen an observation
+        self._counted_c = [0] * len(self._slots)
+        self._counted_s = [0] * len(self._slots)
+        self._queried = [False] * len(self._avg)
         self.updates = 0
         self.replanned = 0
         self.switches = 0
-        # why the active plan: None for the initial one, else (observation, index of
-        # the statistic that moved most, by how much), worded only when asked
-        self._why: tuple[int, int, float] | None = None
+        # why the active plan: None for the initial one, else (observation, the
+        # averages of the previous plan, those of this one), worded only when asked
+        self._why: tuple[int, list[float], list[float]] | None = None
         self._search = OrderSearch(pattern, model)
         self._plan(initial=True)
 
@@ -194,57 +198,94 @@ class AdaptivePlanner:
     ) -> bool:
         """:meth:`observe` from plain sequences, as a matcher holds them: the buffer
         sizes in the pattern's symbol order, the cumulative counts per constraint (read
-        now, not kept). Returns whether the order changed."""
+        now, not kept). Returns whether the order changed.
+
+        Only the averages that move are checked against their drift bounds: one that
+        did not move since the plan was computed is inside them (the bounds are set
+        around the values at that moment)."""
         self.updates += 1
-        avg, weight, keep = self._avg, self.weight, self._keep
+        avg, low, high = self._avg, self._low, self._high
+        weight, keep = self.weight, self._keep
+        moved = False
         for i, x in enumerate(sizes):
-            avg[i] = weight * x + keep * avg[i]
-        counted_c, counted_s = self._counted
-        if candidates != counted_c or survivors != counted_s:
+            value = avg[i] = weight * x + keep * avg[i]
+            if value < low[i] or value > high[i]:
+                moved = True
+        if (candidates != self._counted_c or survivors != self._counted_s) and (
             self._fold_selectivities(candidates, survivors)
-        for value, low, high in zip(avg, self._low, self._high):  # noqa: B905 (hot path)
-            if value < low or value > high:
-                break
-        else:
+        ):
+            moved = True
+        if not moved:
             return False
-        self._why = (self.updates, *self._largest_drift())
+        before = self._snapshot
         self.replanned += 1
-        return self._plan(initial=False)
+        changed = self._plan(initial=False)
+        self._why = (self.updates, before, self._snapshot)
+        return changed
 
     @property
     def reason(self) -> str:
         """Why the active plan was computed."""
         if self._why is None:
             return "initial plan: equal buffer sizes, Table 3 selectivities"
-        update, index, amount = self._why
+        update, before, now = self._why
+        index, amount = self._largest_drift(before, now)
         return f"re-planned after update {update}: {self._name(index)} drifted by {amount:.0%}"
 
-    def _fold_selectivities(self, candidates: Sequence[int], survivors: Sequence[int]) -> None:
+    def _fold_selectivities(self, candidates: Sequence[int], survivors: Sequence[int]) -> bool:
         """Average in each constraint's survivors per candidate since the previous
         observation (constraints not queried since keep their average; counters that
-        went back, as after a restore, count from zero)."""
-        before_c, before_s = self._counted
-        seen: dict[int, list[int]] = {}
-        for i, slot in enumerate(self._slots):
-            dc, ds = candidates[i] - before_c[i], survivors[i] - before_s[i]
-            if dc < 0 or ds < 0:
-                dc, ds = candidates[i], survivors[i]
-            if dc > 0:
-                total = seen.setdefault(slot, [0, 0])
-                total[0] += dc
-                total[1] += ds
-        self._counted = (list(candidates), list(survivors))
-        for slot, (dc, ds) in seen.items():
-            self._avg[slot] = ema(self._avg[slot], ds / dc, self.weight)
-            self.observed.add(self._keys[slot])  # type: ignore[arg-type]
+        went back, as after a restore, count from zero). Returns whether an average
+        left its drift bounds."""
+        before_c, before_s = self._counted_c, self._counted_s
+        avg, low, high, queried = self._avg, self._low, self._high, self._queried
+        weight, keep, slots = self.weight, self._keep, self._slots
+        moved = False
+        if self._distinct:
+            for i, c in enumerate(candidates):
+                dc = c - before_c[i]
+                if dc:
+                    ds = survivors[i] - before_s[i]
+                    if dc < 0 or ds < 0:
+                        dc, ds = c, survivors[i]
+                    if dc > 0:
+                        slot = slots[i]
+                        value = avg[slot] = weight * (ds / dc) + keep * avg[slot]
+                        queried[slot] = True
+                        if value < low[slot] or value > high[slot]:
+                            moved = True
+        else:
+            seen: dict[int, list[int]] = {}
+            for i, slot in enumerate(slots):
+                dc, ds = candidates[i] - before_c[i], survivors[i] - before_s[i]
+                if dc < 0 or ds < 0:
+                    dc, ds = candidates[i], survivors[i]
+                if dc > 0:
+                    total = seen.setdefault(slot, [0, 0])
+                    total[0] += dc
+                    total[1] += ds
+            for slot, (dc, ds) in seen.items():
+                value = avg[slot] = ema(avg[slot], ds / dc, weight)
+                queried[slot] = True
+                if value < low[slot] or value > high[slot]:
+                    moved = True
+        before_c[:] = candidates
+        before_s[:] = survivors
+        return moved
+
+    @property
+    def observed(self) -> set[Constraint]:
+        """The constraints whose selectivity has been observed (the others keep
+        Table 3's)."""
+        return {k for k, q in zip(self._keys, self._queried, strict=True) if q}  # type: ignore[misc]
 
     def largest_drift(self) -> tuple[str, float]:
         """The statistic that moved most (relatively) since the plan was computed."""
-        index, amount = self._largest_drift()
+        index, amount = self._largest_drift(self._snapshot, self._avg)
         return self._name(index), amount
 
-    def _largest_drift(self) -> tuple[int, float]:
-        moves = zip(self._avg, self._snapshot, self._floors, strict=True)
+    def _largest_drift(self, before: list[float], now: list[float]) -> tuple[int, float]:
+        moves = zip(now, before, self._floors, strict=True)
         return max(((i, drift(b, v, f)) for i, (v, b, f) in enumerate(moves)), key=lambda m: m[1])
 
     def _name(self, index: int) -> str:
@@ -260,7 +301,7 @@ class AdaptivePlanner:
         sizes = {x: max(v, self.size_floor) for x, v in self.sizes.items()}
         self.snapshot = Statistics(sizes, self.selectivities)
         self._snapshot = list(self._avg)
-        self._observed_at_plan = set(self.observed)
+        self._queried_at_plan = list(self._queried)
         # drifted past the threshold: outside [B (1 - t), B (1 + t)], B the snapshot
         # (a value under its floor counts as the floor: it is below ``low`` only when
         # the floor is, so a ``low`` not above the floor never triggers)
@@ -313,8 +354,8 @@ class AdaptivePlanner:
         )
         for s in self.pattern.symbols:
             lines.append(f"    buffer {s}: {self.snapshot.buffer_sizes[s]:.4g} situations")
-        for c in self.pattern.constraints:
-            source = "observed" if c in self._observed_at_plan else "Table 3"
+        for c, slot in zip(self.pattern.constraints, self._slots, strict=True):
+            source = "observed" if self._queried_at_plan[slot] else "Table 3"
             sel = self.snapshot.selectivities[c]
             lines.append(f"    {describe_constraint(c)}: selectivity {sel:.4g} ({source})")
         return "\n".join(lines)

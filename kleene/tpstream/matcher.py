@@ -100,6 +100,7 @@ class SituationMatcher:
         self.pattern = pattern
         self.low_latency = low_latency
         self._buffers = {x: SituationBuffer() for x in pattern.symbols}
+        self._in_symbol_order = tuple(self._buffers.values())
         self._running: dict[str, Situation] = {}
         # Per symbol: (constraint index, partner, relations as ``partner R symbol``).
         self._links: dict[str, list[tuple[int, str, frozenset[Allen]]]] = {
@@ -183,7 +184,7 @@ class SituationMatcher:
         """The buffer sizes in the pattern's symbol order and the live cumulative
         counters of :meth:`statistics`, without its copies (read them now, do not
         keep them: the next update changes the counters in place)."""
-        return [len(b) for b in self._buffers.values()], self._candidates, self._survivors
+        return list(map(len, self._in_symbol_order)), self._candidates, self._survivors
 
     def statistics(self) -> MatcherStatistics:
         return MatcherStatistics(

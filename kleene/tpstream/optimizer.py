@@ -250,7 +250,9 @@ class OrderSearch:
             for x, prev, relations in steps:
                 step = step_cost(model, r[prev], r[mask], size[x], relations, m)
                 found += [(cost + step, (*seq, x)) for cost, seq in best[prev]]
-            best[mask] = sorted(found, key=lambda cs: (_rounded(cs[0]), cs[1]))[:keep]
+            if len(found) > 1:
+                found.sort(key=lambda cs: (_rounded(cs[0]), cs[1]))
+            best[mask] = found[:keep]
         ranked = sorted(
             (
                 (order, self.cost(order, size, sel), seq)

@@ -279,3 +279,25 @@ def test_the_shared_planner_observes_every_kth_update_of_all_partitions() -> Non
         shared.observe(m, [one, two])
     assert shared.planner.updates == 2 and one.asked + two.asked == 2 + 2  # 2 by adopt
     assert math.isclose(shared.planner.sizes["A"], 0.9**8 * 50 + (1 - 0.9**8) * 10)
+
+
+def test_the_reason_keeps_the_figures_of_its_replan() -> None:
+    # worded only when asked, from the averages of the re-plan it explains
+    p = AdaptivePlanner(Q3, alpha=0.5, threshold=0.2, initial_buffer_size=100)
+    Feed(p)(200, 100, 100)  # EMA of A 150: 50% past the snapshot
+    assert p.replanned == 1
+    reason = p.reason
+    assert reason == "re-planned after update 1: buffer A drifted by 50%"
+    Feed(p)(160, 100, 100)  # EMA 155: within 20% of the new snapshot, no re-plan
+    assert p.replanned == 1 and p.reason == reason
+    assert p.largest_drift() == ("buffer A", pytest.approx(5 / 150))
+
+
+def test_a_constraint_stated_twice_pools_its_counts() -> None:
+    ab = Constraint("A", "B", BEFORE)
+    twice = TemporalPattern(("A", "B"), (ab, ab), 100)
+    p = AdaptivePlanner(twice, alpha=0.5, threshold=100)
+    p.observe(Observed({"A": 1, "B": 1}, (10, 30), (1, 7)))
+    assert math.isclose(p.selectivities[ab], 0.5 * (8 / 40) + 0.5 * 0.445)
+    p.observe(Observed({"A": 1, "B": 1}, (10, 40), (1, 7)))  # only the second grew
+    assert math.isclose(p.selectivities[ab], 0.5 * 0.0 + 0.25 * (8 / 40) + 0.25 * 0.445)
