@@ -76,7 +76,7 @@ SAVED: dict[type, tuple[str, ...]] = {
     PointFramework: ("expansion", "matching", "collapser"),
     StreamExpansion: ("heap",),
     PointMatching: ("runs", "seen", "log", "log_base", "nelts"),
-    EventFramework: ("runs", "memo", "seen", "pending", "collapser", "order"),
+    EventFramework: ("groups", "memo", "seen", "pending", "collapser", "order"),
     QueryOrder: ("buffers",),
     SelectivityOrder: ("waiting", "held", "counts"),
     KleeneFramework: ("events",),
@@ -88,7 +88,7 @@ REBUILT: dict[type, tuple[str, ...]] = {
     PointMatching: ("steps", "use_nelt", "window"),
     EventFramework: (
         *("components", "horizon", "keep", "length", "next_match"),
-        *("plan", "start", "steps", "u_max", "window", "prefixes", "memo_limit"),
+        *("plan", "start", "steps", "u_max", "window", "prefixes", "memo_limit", "full"),
     ),
     QueryOrder: (),
     SelectivityOrder: ("window",),
@@ -368,7 +368,7 @@ def _restore_events(fw: EventFramework, data: Any, r: _Reader) -> None:
     runs, seen, pending, groups, order = fields_of(
         data, "the event-based framework", "runs", "seen", "pending", "groups", "order"
     )
-    fw.runs = []
+    restored = []
     for item in sequence(runs, "the runs"):
         refs, slots, done, vector, key = sequence(item, "a run", tuple, 5)
         events = _slots(refs, r)
@@ -385,7 +385,8 @@ def _restore_events(fw: EventFramework, data: Any, r: _Reader) -> None:
         done = integer(done, "a run's progress", 0, r.length)
         if any(e is None for e in events[:done]):
             fail("a run's progress past an unmatched component")
-        fw.runs.append(EventRun(tuple(events), slots, done, r.vector(vector), _key(key, r)))
+        restored.append(EventRun(tuple(events), slots, done, r.vector(vector), _key(key, r)))
+    fw.runs = restored
     fw.seen = r.by_type(seen)
     fw.memo = {}
     fw.pending = []
