@@ -34,10 +34,11 @@ Events are admitted once (not timed), then pushed in chunks of 100 with the
 arrival-order bound now.lower, as a stream would; the matching time is measured until
 the stream ends or the CPU time limit passes (``complete`` no: then events/s is over
 the prefix done; ``peak_runs`` and ``mean_runs``: the live runs after a chunk, at most
-and on average; ``killed``: one chunk took three times the limit, and the case was
-stopped there). Each case runs in a fresh process. Cases that complete give the same
-number of results whatever the framework (the property tests hold every framework to
-the possible-worlds oracle); ``speedup`` is events/s over the first column's.
+and on average; ``created``: the runs the event-based framework created; ``killed``:
+one chunk took three times the limit, and the case was stopped there). Each case runs
+in a fresh process. Cases that complete give the same number of results whatever the
+framework (the property tests hold every framework to the possible-worlds oracle);
+``speedup`` is events/s over the first column's.
 
     python -m bench.imprecise --figure 4a [--events N] [--limit SECONDS] [--values ..]
                               [--every V] [--repeats R]
@@ -138,6 +139,7 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
         "results": found,
         "peak_runs": peak if how != "points" else "-",
         "mean_runs": round(live / pushes, 1) if how != "points" and pushes else "-",
+        "created": getattr(evaluator, "created", "-"),
         "cpu_s": cpu,
         "events_per_s": done / cpu if cpu else float("inf"),
     }
@@ -187,7 +189,8 @@ def main() -> None:
                 base = row["events_per_s"]
             row["speedup"] = row["events_per_s"] / base if base else "-"
             rows.append(row)
-    columns = [vary, "how", "processed", "complete", "results", "peak_runs", "mean_runs", "cpu_s"]
+    columns = [vary, "how", "processed", "complete", "results", "peak_runs", "mean_runs"]
+    columns += ["created", "cpu_s"]
     print(table(rows, [*columns, "events_per_s", "speedup", "peak_rss_mib"]))
     _plot(rows, vary, figure["how"], RESULTS / f"imprecise_{args.figure}.png", args.figure)
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator, Sequence
-from itertools import pairwise
 
 import numpy as np
 
@@ -104,7 +103,12 @@ def _apart(
         return False
     if bounds[0][0] > first.lower or bounds[0][1] < first.upper:
         return False
-    return all(a.upper < b.lower for a, b in pairwise(events))
+    upper = first.upper
+    for e in events[1:]:
+        if upper >= e.lower:
+            return False
+        upper = e.upper
+    return True
 
 
 def _product(events: Sequence[IntervalEvent], memo: Memo) -> tuple[Probability, int, int] | None:

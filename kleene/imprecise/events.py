@@ -122,6 +122,7 @@ class EventFramework:
         # live runs by the set of components they match (bit j set: E_j matched), so an
         # event visits only the runs it can extend
         self.groups: dict[int, list[EventRun]] = {}
+        self.created = 0  # runs created so far (a statistic)
         self.memo: Memo = {}
         self.memo_limit = max(100, _MEMO_CELLS // (u_max + 1) ** 2)  # tables of that size
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
@@ -258,6 +259,7 @@ class EventFramework:
                         grown.append((mask | 1 << j, new))
         for mask, run in grown:
             self.groups.setdefault(mask, []).append(run)
+        self.created += len(grown)
 
     def _take(
         self,
@@ -283,7 +285,10 @@ class EventFramework:
         if not complete and later is not None:
             # Appendix C.2's time-to-live rule, applied before the run exists: every
             # event that could extend it lies past its window
-            ttl = min(s[1] for s in slots if s is not None) + self.window  # type: ignore[operator]
+            if self.prefixes:  # valid intervals in pattern order: the first vub is least
+                ttl = slots[0][1] + self.window  # type: ignore[index,operator]
+            else:
+                ttl = min(s[1] for s in slots if s is not None) + self.window  # type: ignore[operator]
             if all(ttl < later[k] for k in range(self.length) if not mask >> k & 1):
                 return None
         events = list(run.events)

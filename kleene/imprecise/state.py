@@ -68,7 +68,7 @@ class IntervalMatcher(Protocol):
     def start(self, u_max: int) -> None: ...
 
 
-LAYOUT = 2  # the layout of this module's tree (part of the fingerprint)
+LAYOUT = 3  # the layout of this module's tree (part of the fingerprint)
 
 # the attributes of each framework object: those this module saves, and those rebuilt
 # from the plan and options (tests/imprecise/test_snapshot.py keeps the lists complete)
@@ -76,7 +76,7 @@ SAVED: dict[type, tuple[str, ...]] = {
     PointFramework: ("expansion", "matching", "collapser"),
     StreamExpansion: ("heap",),
     PointMatching: ("runs", "seen", "log", "log_base", "nelts"),
-    EventFramework: ("groups", "memo", "seen", "pending", "collapser", "order"),
+    EventFramework: ("groups", "memo", "seen", "pending", "collapser", "order", "created"),
     QueryOrder: ("buffers",),
     SelectivityOrder: ("waiting", "held", "counts"),
     KleeneFramework: ("events",),
@@ -172,6 +172,7 @@ def _framework_data(fw: Framework, w: _Writer) -> Any:
         "pending": [(w.refs(s.events), s.valid, s.vector, s.key) for s in fw.pending],
         "groups": _groups_data(fw.collapser, w),
         "order": _order_data(fw.order, w),
+        "created": fw.created,
     }
 
 
@@ -365,8 +366,8 @@ def _restore_points(fw: PointFramework, data: Any, r: _Reader) -> None:
 
 
 def _restore_events(fw: EventFramework, data: Any, r: _Reader) -> None:
-    runs, seen, pending, groups, order = fields_of(
-        data, "the event-based framework", "runs", "seen", "pending", "groups", "order"
+    runs, seen, pending, groups, order, created = fields_of(
+        data, "the event-based framework", "runs", "seen", "pending", "groups", "order", "created"
     )
     restored = []
     for item in sequence(runs, "the runs"):
@@ -389,6 +390,7 @@ def _restore_events(fw: EventFramework, data: Any, r: _Reader) -> None:
     fw.runs = restored
     fw.seen = r.by_type(seen)
     fw.memo = {}
+    fw.created = integer(created, "a count of runs", 0)
     fw.pending = []
     for item in sequence(pending, "the pending signatures"):
         refs, valid, vector, key = sequence(item, "a signature", tuple, 4)
