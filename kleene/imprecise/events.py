@@ -29,7 +29,11 @@ order holds events back): a run whose smallest valid upper bound plus W is
 before t_emit (its time to live has passed; selectivity order lowers t_emit only to
 the buffered events that can join some run, ``ttl_floor``), and one with a matched
 component j whose predecessor j-1 is unmatched while e_j.upper is before every event
-still to come for component j-1 (nothing can come before it).
+still to come for component j-1 (nothing can come before it). The first rule is also
+applied when a run would be created: a run whose time to live is before every event
+still to come for the components it misses (later in the same push, held back by the
+order, or unseen) is not created at all. Live runs are kept grouped by the set of
+components they match, so an event visits only the runs it can extend.
 
 A complete run is a signature. Skip till any match: its confidence by Algorithm 2
 (:mod:`kleene.imprecise.confidence`), emitted at once. Skip till next match: its
