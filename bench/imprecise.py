@@ -8,8 +8,15 @@ does not give its v_i, so here they are exclusive residues, each component match
 one event in v = 20 and no event matching two (so sorting for query order applies as
 in the paper): ``e1.value % 20 < k``, ``ej.value % 20 = k + j - 2`` for 1 < j < l and
 ``el.value % (20 k) = k + l - 2``. The skew k (default 1) is Figure 4(d)'s event
-frequencies: E_1 matches k times as many events and E_l k times fewer. Defaults are
-the paper's: δ = 5, W = 100, l = 3, skip till any match.
+frequencies: E_1 matches k times as many events and E_l k times fewer, so the number of
+results stays about the same (section 5.1: "keep the query selectivity roughly the
+same"); k runs up to v - l + 1 (18 at l = 3). Defaults are the paper's: δ = 5, W = 100,
+l = 3, skip till any match.
+
+Fig. 4(d)'s mechanism is that E_1 events go out of date in selectivity order's buffer
+before an E_l arrives: an E_l comes about every 20 k instants, so once 20 k exceeds W a share
+1 - W / (20 k) of the E_1 events has no E_l within the window (none at k <= 5, 37.5% at
+k = 8, 69% at k = 16); the figure's skews run to 16 so that regime is reached.
 
 Figures (how: ``points``, the point-based framework; ``any``, ``query`` and
 ``selectivity``, the event-based one by the any-state method, sorting for query order
@@ -18,7 +25,7 @@ and selectivity order):
 * 4a: δ 1-50, points vs any (skip till any match)
 * 4b: δ 1-50, any vs query vs selectivity
 * 4c: pattern length 2-6, any vs query vs selectivity
-* 4d: skew k 1-8, any vs query vs selectivity
+* 4d: skew k 1-16, any vs query vs selectivity
 * 4e: δ 1-20, points vs the three methods (skip till next match)
 * 5a: W 10-200, points vs any
 * 5b: pattern length 2-6, points vs any
@@ -27,10 +34,11 @@ Events are admitted once (not timed), then pushed in chunks of 100 with the
 arrival-order bound now.lower, as a stream would; the matching time is measured until
 the stream ends or the CPU time limit passes (``complete`` no: then events/s is over
 the prefix done; ``peak_runs`` and ``mean_runs``: the live runs after a chunk, at most
-and on average; ``killed``: one chunk took three times the limit, and the case was
-stopped there). Each case runs in a fresh process. Cases that complete give the same
-number of results whatever the framework (the property tests hold every framework to
-the possible-worlds oracle); ``speedup`` is events/s over the first column's.
+and on average; ``created``: the runs the event-based framework created; ``killed``:
+one chunk took three times the limit, and the case was stopped there). Each case runs
+in a fresh process. Cases that complete give the same number of results whatever the
+framework (the property tests hold every framework to the possible-worlds oracle);
+``speedup`` is events/s over the first column's.
 
     python -m bench.imprecise --figure 4a [--events N] [--limit SECONDS] [--values ..]
                               [--every V] [--repeats R]
@@ -59,7 +67,7 @@ FIGURES: dict[str, dict[str, Any]] = {
     "4a": {"vary": "delta", "values": [1, 5, 10, 20, 50], "how": ["points", "any"]},
     "4b": {"vary": "delta", "values": [1, 5, 10, 20, 50], "how": list(METHODS)},
     "4c": {"vary": "length", "values": [2, 3, 4, 5, 6], "how": list(METHODS)},
-    "4d": {"vary": "skew", "values": [1, 2, 4, 8], "how": list(METHODS)},
+    "4d": {"vary": "skew", "values": [1, 2, 4, 8, 16], "how": list(METHODS)},
     "4e": {
         "vary": "delta",
         "values": [1, 5, 10, 20],
@@ -72,6 +80,10 @@ FIGURES: dict[str, dict[str, Any]] = {
 
 
 def query_text(length: int, window: int, skew: int = 1, every: int = EVERY) -> str:
+    if skew + length - 2 >= every:
+        raise SystemExit(
+            f"skew {skew} leaves no residue for E_{length} (at most {every - length + 1})"
+        )
     pattern = ", ".join(f"E e{i}" for i in range(1, length + 1))
     where = [f"e1.value % {every} < {skew}"]
     where += [f"e{j}.value % {every} = {skew + j - 2}" for j in range(2, length)]
@@ -127,6 +139,7 @@ def measure(case: dict[str, Any]) -> dict[str, Any]:
         "results": found,
         "peak_runs": peak if how != "points" else "-",
         "mean_runs": round(live / pushes, 1) if how != "points" and pushes else "-",
+        "created": getattr(evaluator, "created", "-"),
         "cpu_s": cpu,
         "events_per_s": done / cpu if cpu else float("inf"),
     }
@@ -176,7 +189,8 @@ def main() -> None:
                 base = row["events_per_s"]
             row["speedup"] = row["events_per_s"] / base if base else "-"
             rows.append(row)
-    columns = [vary, "how", "processed", "complete", "results", "peak_runs", "mean_runs", "cpu_s"]
+    columns = [vary, "how", "processed", "complete", "results", "peak_runs", "mean_runs"]
+    columns += ["created", "cpu_s"]
     print(table(rows, [*columns, "events_per_s", "speedup", "peak_rss_mib"]))
     _plot(rows, vary, figure["how"], RESULTS / f"imprecise_{args.figure}.png", args.figure)
 

@@ -78,31 +78,48 @@ def extend(prefix: Slots, interval: Interval, window: float | None) -> Slots | N
 def place(slots: Slots, j: int, interval: Interval, window: float | None) -> Slots | None:
     """The any-state form of Appendix C.2, step 2: the valid intervals after an event
     with uncertainty interval ``interval`` takes component j of a run whose
-    matched components have valid intervals ``slots``. Within the contiguous block of
-    matched components around j, vlbs are raised forward from the block's start and vubs
-    lowered backward from its end; other blocks keep theirs. None when a valid interval
-    becomes empty or the events at the two ends of the run break the window."""
+    matched components have valid intervals ``slots`` (each non-empty). Within the
+    contiguous block of matched components around j, vlbs are raised forward from j
+    and vubs lowered backward from j; each pass stops at the first bound it leaves
+    unchanged, since the bounds past it stay as they were; other blocks keep theirs.
+    None when a valid interval becomes empty or the events at the two ends of the run
+    break the window."""
+    lo, hi = interval
+    n = len(slots)
+    if j and (s := slots[j - 1]) is not None and s[0] >= lo:
+        lo = s[0] + 1
+    if j + 1 < n and (s := slots[j + 1]) is not None and s[1] <= hi:
+        hi = s[1] - 1
+    if lo > hi:
+        return None
     out = list(slots)
-    out[j] = interval
-    start = j
-    while start > 0 and out[start - 1] is not None:
-        start -= 1
-    end = j
-    while end + 1 < len(out) and out[end + 1] is not None:
-        end += 1
-    for k in range(max(start, j), end + 1):  # forward from e_{m_{j-1}}: vlbs
-        if k > start:
-            lo, hi = out[k]  # type: ignore[misc]
-            out[k] = (max(out[k - 1][0] + 1, lo), hi)  # type: ignore[index]
-    for k in range(j, start - 1, -1):  # backward from e_{m_{j+1}}: vubs
-        if k < end:
-            lo, hi = out[k]  # type: ignore[misc]
-            out[k] = (lo, min(out[k + 1][1] - 1, hi))  # type: ignore[index]
-    if any(s is not None and s[0] > s[1] for s in out[start : end + 1]):
-        return None
-    matched = [s for s in out if s is not None]
-    if window is not None and matched[-1][0] > matched[0][1] + window:
-        return None
+    out[j] = (lo, hi)
+    k, bound = j + 1, lo  # forward: vlb_k = max(vlb_{k-1} + 1, vlb_k)
+    while k < n and (s := out[k]) is not None and s[0] <= bound:
+        bound += 1
+        if bound > s[1]:
+            return None
+        out[k] = (bound, s[1])
+        k += 1
+    k, bound = j - 1, hi  # backward: vub_k = min(vub_{k+1} - 1, vub_k)
+    while k >= 0 and (s := out[k]) is not None and s[1] >= bound:
+        bound -= 1
+        if bound < s[0]:
+            return None
+        out[k] = (s[0], bound)
+        k -= 1
+    if window is not None:
+        first = last = (lo, hi)
+        for s in out:
+            if s is not None:
+                first = s
+                break
+        for s in reversed(out):
+            if s is not None:
+                last = s
+                break
+        if last[0] > first[1] + window:
+            return None
     return tuple(out)
 
 

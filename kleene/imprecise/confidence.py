@@ -42,6 +42,8 @@ def any_confidence(
     when there is none. A point past a later event's valid upper bound starts no path
     that completes, so only the first event's valid interval is used."""
     first, last = events[0], events[-1]
+    if _apart(events, bounds, window):
+        return _product(events, memo)
     low = max(bounds[0][0], first.lower)
     rows = slice(low - first.lower, bounds[0][1] - first.lower + 1)
     if len(events) > 1:
@@ -88,6 +90,50 @@ def _last_step(
         cut = min(width, math.floor(low + final + window - last.lower) + 1)  # type: ignore[operator]
     end = cut - 1 - int((weights[:cut][::-1] > 0).argmax())
     return _total(by_first), low + start, last.lower + end
+
+
+def _apart(
+    events: Sequence[IntervalEvent], bounds: Sequence[Interval], window: float | None
+) -> bool:
+    """Whether every choice of points is a point match: each event's interval ends
+    before the next one's begins, the window spans them all, and the first event's
+    valid interval is its whole interval."""
+    first, last = events[0], events[-1]
+    if window is not None and last.upper - first.lower > window:
+        return False
+    if bounds[0][0] > first.lower or bounds[0][1] < first.upper:
+        return False
+    upper = first.upper
+    for e in events[1:]:
+        if upper >= e.lower:
+            return False
+        upper = e.upper
+    return True
+
+
+def _product(events: Sequence[IntervalEvent], memo: Memo) -> tuple[Probability, int, int] | None:
+    """Algorithm 2 when its table factorizes (:func:`_apart`): the confidence is the
+    product of the events' total probabilities, the time range runs from the first
+    event's first point of nonzero probability to the last event's last one."""
+    confidence: Probability = 1
+    for e in events:
+        total = _sum(e, memo)
+        if not total:
+            return None
+        confidence = confidence * total
+    first, last = events[0], events[-1]
+    start = next(k for k, p in enumerate(first.pmf) if p)
+    end = next(k for k, p in enumerate(reversed(last.pmf)) if p)
+    return confidence, first.lower + start, last.upper - end
+
+
+def _sum(e: IntervalEvent, memo: Memo) -> Probability:
+    """The event's total probability, as :func:`_total` sums it (memoized)."""
+    key = ("sum", e.position)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _total(_pmf(e, memo))  # type: ignore[assignment]
+    return found  # type: ignore[return-value]
 
 
 def _total(values: np.ndarray) -> Probability:

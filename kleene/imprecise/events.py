@@ -29,7 +29,11 @@ order holds events back): a run whose smallest valid upper bound plus W is
 before t_emit (its time to live has passed; selectivity order lowers t_emit only to
 the buffered events that can join some run, ``ttl_floor``), and one with a matched
 component j whose predecessor j-1 is unmatched while e_j.upper is before every event
-still to come for component j-1 (nothing can come before it).
+still to come for component j-1 (nothing can come before it). The first rule is also
+applied when a run would be created: a run whose time to live is before every event
+still to come for the components it misses (later in the same push, held back by the
+order, or unseen) is not created at all. Live runs are kept grouped by the set of
+components they match, so an event visits only the runs it can extend.
 
 A complete run is a signature. Skip till any match: its confidence by Algorithm 2
 (:mod:`kleene.imprecise.confidence`), emitted at once. Skip till next match: its
@@ -56,13 +60,15 @@ from kleene.imprecise.collapse import (
 from kleene.imprecise.confidence import Memo, any_confidence, point_matches
 from kleene.imprecise.model import IntervalEvent
 from kleene.imprecise.next_confidence import TooManyCases, next_confidence
-from kleene.imprecise.ordering import Held, QueryOrder, SelectivityOrder
+from kleene.imprecise.ordering import Held, Presented, QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.properties import Components
 from kleene.imprecise.result import ImpreciseMatch
 from kleene.vocabulary import Strategy
 
 METHODS = ("any", "query", "selectivity")
+# per component, the earliest lower bound of an event still to be presented for it
+Later = tuple[int, ...] | None
 _MEMO_CELLS = 5_000_000  # memoized Algorithm 2 tables hold at most about this many cells
 
 
@@ -108,6 +114,7 @@ class EventFramework:
         self.keep = keep
         self.steps = Steps(plan)
         self.length = len(plan.states)
+        self.full = (1 << self.length) - 1  # the mask of a complete run
         self.components = Components(plan)
         self.prefixes = method == "query"  # runs are prefixes of the pattern
         self.order: QueryOrder | SelectivityOrder | None = None
@@ -116,7 +123,10 @@ class EventFramework:
         elif method == "selectivity":
             self.order = SelectivityOrder(self.length, window)
         self.next_match = plan.strategy is Strategy.SKIP_TILL_NEXT_MATCH
-        self.runs: list[EventRun] = []
+        # live runs by the set of components they match (bit j set: E_j matched), so an
+        # event visits only the runs it can extend
+        self.groups: dict[int, list[EventRun]] = {}
+        self.created = 0  # runs created so far (a statistic)
         self.memo: Memo = {}
         self.memo_limit = max(100, _MEMO_CELLS // (u_max + 1) ** 2)  # tables of that size
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
@@ -139,8 +149,20 @@ class EventFramework:
     def flush(self) -> list[ImpreciseMatch]:
         """The end of the stream: every buffered event and pending result."""
         out = self._advance([], None)
-        self.runs = []
+        self.groups = {}
         return out
+
+    @property
+    def runs(self) -> list[EventRun]:
+        """The live runs."""
+        return [run for runs in self.groups.values() for run in runs]
+
+    @runs.setter
+    def runs(self, runs: list[EventRun]) -> None:
+        self.groups = {}
+        for run in runs:
+            mask = sum(1 << j for j, e in enumerate(run.events) if e is not None)
+            self.groups.setdefault(mask, []).append(run)
 
     def candidates(self, etype: Any) -> list[IntervalEvent]:
         """The arrived events of a type (for the confidence of skip till next match)."""
@@ -153,9 +175,9 @@ class EventFramework:
         else:
             presented = list(zip(events, components, strict=True))
         out: list[ImpreciseMatch] = []
-        for e, matched in presented:
+        for (e, matched), later in zip(presented, self._later(presented, t_emit), strict=True):
             if matched:
-                self._select(e, matched, out)
+                self._select(e, matched, out, later)
         if t_emit is not None:
             if self.order is None:
                 self._prune([t_emit] * self.length, t_emit)
@@ -174,58 +196,88 @@ class EventFramework:
             self._forget(int(first - self.horizon))
         return out
 
+    def _later(self, presented: Presented, t_emit: int | None) -> list[Later]:
+        """Per presented event, per component, the earliest lower bound of an event that
+        can still be presented for the component after it: later in this push, held
+        back by the order, or unseen (at or after t_emit). None at the end of the stream
+        or without a window (nothing is known to be out of reach)."""
+        if t_emit is None or self.window is None:
+            return [None] * len(presented)
+        floor = [t_emit] * self.length if self.order is None else self.order.earliest(t_emit)
+        out: list[Later] = []
+        for e, matched in reversed(presented):
+            out.append(tuple(floor))
+            for j in matched:
+                floor[j] = min(floor[j], e.lower)
+        out.reverse()
+        return out
+
     def _alive(self, k: int) -> Held:
         """The events live runs hold for component k, each with the loosest valid
         interval and the latest time to live of a run holding it (for
         :class:`SelectivityOrder`)."""
         held: Held = {}
         window = math.inf if self.window is None else self.window
-        for run in self.runs:
-            s = run.slots[k]
-            if s is None:
+        for mask, runs in self.groups.items():
+            if not mask >> k & 1:
                 continue
-            ttl = min(x[1] for x in run.slots if x is not None) + window
-            key = id(run.events[k])
-            old = held.get(key)
-            if old is None:
-                held[key] = (s[0], s[1], ttl)
-            else:
-                held[key] = (min(old[0], s[0]), max(old[1], s[1]), max(old[2], ttl))
+            for run in runs:
+                s = run.slots[k]
+                assert s is not None
+                ttl = min(x[1] for x in run.slots if x is not None) + window
+                key = id(run.events[k])
+                old = held.get(key)
+                if old is None:
+                    held[key] = (s[0], s[1], ttl)
+                else:
+                    held[key] = (min(old[0], s[0]), max(old[1], s[1]), max(old[2], ttl))
         return held
 
-    def _select(self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch]) -> None:
+    def _select(
+        self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch], later: Later
+    ) -> None:
         """Clone every run that can select ``e`` (the original run skips it), and start
-        new runs with it."""
-        point = e.at(e.lower)
-        key = self.steps.key(point)
+        new runs with it. Only the runs missing a component ``e`` matches are visited
+        (under query order, those missing it next)."""
+        key = self.steps.key(e.at(e.lower))
         if key is None:
             return
-        grown = []
-        only = matched[0] if len(matched) == 1 and not self.prefixes else None
-        for run in [*self.runs, self.start]:
-            if run.key is not None and run.key != key:
-                continue
-            if only is not None:  # the common case, without building a list per run
-                if run.events[only] is not None:
-                    continue
-                targets = matched
-            elif self.prefixes:
-                targets = [run.done] if run.done in matched else []
+        grown: list[tuple[int, EventRun]] = []
+        # an event presented for one of several components may be in a run already
+        check = self.prefixes or len(matched) > 1
+        for mask, runs in [*self.groups.items(), (0, [self.start])]:
+            if self.prefixes:
+                targets = [j for j in matched if mask == (1 << j) - 1]
             else:
-                targets = [j for j in matched if run.events[j] is None]
-            if not targets or any(x is e for x in run.events):
+                targets = [j for j in matched if not mask >> j & 1]
+            if not targets:
                 continue
-            for j in targets:
-                new = self._take(run, e, j, key, out)
-                if new is not None:
-                    grown.append(new)
-        self.runs += grown
+            for run in runs:
+                if run.key is not None and run.key != key:
+                    continue
+                if check and any(x is e for x in run.events):
+                    continue
+                for j in targets:
+                    new = self._take(run, e, j, mask | 1 << j, key, out, later)
+                    if new is not None:
+                        grown.append((mask | 1 << j, new))
+        for mask, run in grown:
+            self.groups.setdefault(mask, []).append(run)
+        self.created += len(grown)
 
     def _take(
-        self, run: EventRun, e: IntervalEvent, j: int, key: Any, out: list[ImpreciseMatch]
+        self,
+        run: EventRun,
+        e: IntervalEvent,
+        j: int,
+        mask: int,
+        key: Any,
+        out: list[ImpreciseMatch],
+        later: Later,
     ) -> EventRun | None:
-        """The run after selecting ``e`` for component j (None when it cannot, or when
-        the run completes)."""
+        """The run after selecting ``e`` for component j, matching the components of
+        ``mask`` (None when it cannot, when it completes, or when it would be pruned
+        before any event could extend it)."""
         interval = (e.lower, e.upper)
         if self.prefixes:
             slots = bounds.extend(run.slots, interval, self.window)
@@ -233,6 +285,16 @@ class EventFramework:
             slots = bounds.place(run.slots, j, interval, self.window)
         if slots is None:
             return None
+        complete = mask == self.full
+        if not complete and later is not None:
+            # Appendix C.2's time-to-live rule, applied before the run exists: every
+            # event that could extend it lies past its window
+            if self.prefixes:  # valid intervals in pattern order: the first vub is least
+                ttl = slots[0][1] + self.window  # type: ignore[index,operator]
+            else:
+                ttl = min(s[1] for s in slots if s is not None) + self.window  # type: ignore[operator]
+            if all(ttl < later[k] for k in range(self.length) if not mask >> k & 1):
+                return None
         events = list(run.events)
         events[j] = e
         done, vector = run.done, run.vector
@@ -243,7 +305,7 @@ class EventFramework:
             if after is None:
                 return None
             done, vector = done + 1, after
-        if done < self.length:
+        if not complete:
             return EventRun(tuple(events), slots, done, vector, key)
         self._complete(tuple(events), slots, vector, key, out)  # type: ignore[arg-type]
         return None
@@ -330,21 +392,23 @@ class EventFramework:
         come for component j, ``floor`` every one that could extend a run past its time
         to live."""
         window = self.window
-        kept = []
-        for run in self.runs:
-            if window is not None:
-                ttl = min(s[1] for s in run.slots if s is not None) + window
-                if ttl < floor:
+        for mask, runs in list(self.groups.items()):
+            # the matched components whose predecessor is unmatched (the second rule)
+            gaps = [j for j in range(1, self.length) if mask >> j & 1 and not mask >> j - 1 & 1]
+            kept = []
+            for run in runs:
+                if window is not None:
+                    ttl = min(s[1] for s in run.slots if s is not None) + window
+                    if ttl < floor:
+                        continue
+                events = run.events
+                if any(events[j].upper < earliest[j - 1] for j in gaps):  # type: ignore[union-attr]
                     continue
-            events = run.events
-            if any(
-                x is not None and events[j - 1] is None and x.upper < earliest[j - 1]
-                for j, x in enumerate(events)
-                if j
-            ):
-                continue
-            kept.append(run)
-        self.runs = kept
+                kept.append(run)
+            if kept:
+                self.groups[mask] = kept
+            else:
+                del self.groups[mask]
 
     def _forget(self, before: int) -> None:
         """Drop the arrived events no pending or future signature can be spoiled by."""

@@ -68,7 +68,7 @@ class IntervalMatcher(Protocol):
     def start(self, u_max: int) -> None: ...
 
 
-LAYOUT = 2  # the layout of this module's tree (part of the fingerprint)
+LAYOUT = 3  # the layout of this module's tree (part of the fingerprint)
 
 # the attributes of each framework object: those this module saves, and those rebuilt
 # from the plan and options (tests/imprecise/test_snapshot.py keeps the lists complete)
@@ -76,7 +76,7 @@ SAVED: dict[type, tuple[str, ...]] = {
     PointFramework: ("expansion", "matching", "collapser"),
     StreamExpansion: ("heap",),
     PointMatching: ("runs", "seen", "log", "log_base", "nelts"),
-    EventFramework: ("runs", "memo", "seen", "pending", "collapser", "order"),
+    EventFramework: ("groups", "memo", "seen", "pending", "collapser", "order", "created"),
     QueryOrder: ("buffers",),
     SelectivityOrder: ("waiting", "held", "counts"),
     KleeneFramework: ("events",),
@@ -88,7 +88,7 @@ REBUILT: dict[type, tuple[str, ...]] = {
     PointMatching: ("steps", "use_nelt", "window"),
     EventFramework: (
         *("components", "horizon", "keep", "length", "next_match"),
-        *("plan", "start", "steps", "u_max", "window", "prefixes", "memo_limit"),
+        *("plan", "start", "steps", "u_max", "window", "prefixes", "memo_limit", "full"),
     ),
     QueryOrder: (),
     SelectivityOrder: ("window",),
@@ -172,6 +172,7 @@ def _framework_data(fw: Framework, w: _Writer) -> Any:
         "pending": [(w.refs(s.events), s.valid, s.vector, s.key) for s in fw.pending],
         "groups": _groups_data(fw.collapser, w),
         "order": _order_data(fw.order, w),
+        "created": fw.created,
     }
 
 
@@ -365,10 +366,10 @@ def _restore_points(fw: PointFramework, data: Any, r: _Reader) -> None:
 
 
 def _restore_events(fw: EventFramework, data: Any, r: _Reader) -> None:
-    runs, seen, pending, groups, order = fields_of(
-        data, "the event-based framework", "runs", "seen", "pending", "groups", "order"
+    runs, seen, pending, groups, order, created = fields_of(
+        data, "the event-based framework", "runs", "seen", "pending", "groups", "order", "created"
     )
-    fw.runs = []
+    restored = []
     for item in sequence(runs, "the runs"):
         refs, slots, done, vector, key = sequence(item, "a run", tuple, 5)
         events = _slots(refs, r)
@@ -385,9 +386,11 @@ def _restore_events(fw: EventFramework, data: Any, r: _Reader) -> None:
         done = integer(done, "a run's progress", 0, r.length)
         if any(e is None for e in events[:done]):
             fail("a run's progress past an unmatched component")
-        fw.runs.append(EventRun(tuple(events), slots, done, r.vector(vector), _key(key, r)))
+        restored.append(EventRun(tuple(events), slots, done, r.vector(vector), _key(key, r)))
+    fw.runs = restored
     fw.seen = r.by_type(seen)
     fw.memo = {}
+    fw.created = integer(created, "a count of runs", 0)
     fw.pending = []
     for item in sequence(pending, "the pending signatures"):
         refs, valid, vector, key = sequence(item, "a signature", tuple, 4)

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import kleene
 from kleene.imprecise import bounds
 from kleene.imprecise.admission import Admission
@@ -106,3 +109,61 @@ def _event(position: int, interval: tuple[int, int]) -> kleene.imprecise.Interva
     return kleene.imprecise.IntervalEvent(
         ("T", None, position), lower, upper, (Fraction(1, n),) * n, position
     )
+
+
+def _place_reference(
+    slots: bounds.Slots, j: int, interval: bounds.Interval, window: float | None
+) -> bounds.Slots | None:
+    """Appendix C.2, step 2, as written: both passes over the whole block of matched
+    components around j, then every interval of the block checked (the form
+    :func:`bounds.place` had before it learnt to stop at the first unchanged bound)."""
+    out = list(slots)
+    out[j] = interval
+    start = end = j
+    while start > 0 and out[start - 1] is not None:
+        start -= 1
+    while end + 1 < len(out) and out[end + 1] is not None:
+        end += 1
+    for k in range(j, end + 1):
+        if k > start:
+            lo, hi = out[k]  # type: ignore[misc]
+            out[k] = (max(out[k - 1][0] + 1, lo), hi)  # type: ignore[index]
+    for k in range(j, start - 1, -1):
+        if k < end:
+            lo, hi = out[k]  # type: ignore[misc]
+            out[k] = (lo, min(out[k + 1][1] - 1, hi))  # type: ignore[index]
+    if any(s is not None and s[0] > s[1] for s in out[start : end + 1]):
+        return None
+    matched = [s for s in out if s is not None]
+    if window is not None and matched[-1][0] > matched[0][1] + window:
+        return None
+    return tuple(out)
+
+
+_steps = st.lists(
+    st.tuples(
+        st.integers(0, 4),
+        st.integers(0, 12).flatmap(lambda lo: st.tuples(st.just(lo), st.integers(lo, lo + 6))),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_steps, st.sampled_from([None, 2, 5, 9]), st.integers(2, 5))
+def test_place_stops_at_the_first_unchanged_bound_with_the_same_result(
+    steps: list[tuple[int, bounds.Interval]], window: float | None, length: int
+) -> None:
+    """bounds.place stops each pass at the first bound it leaves unchanged and checks
+    only the intervals it changed: on every run built by placements, it gives exactly
+    the valid intervals (or the refusal) of both passes over the whole block."""
+    slots: bounds.Slots = (None,) * length
+    for j, interval in steps:
+        j %= length
+        if slots[j] is not None:
+            continue
+        expected = _place_reference(slots, j, interval, window)
+        assert bounds.place(slots, j, interval, window) == expected
+        if expected is not None:
+            slots = expected

@@ -8,6 +8,7 @@ points no earlier event precedes and windows that cut some rows are drawn."""
 from __future__ import annotations
 
 from fractions import Fraction
+from math import prod
 from typing import Any
 
 from hypothesis import given, settings
@@ -61,3 +62,40 @@ def test_algorithm_2_equals_the_listed_point_matches(chain: Any) -> None:
     assert abs(confidence - sum(weights)) <= 1e-12
     assert start == min(t[0] for t in matches)
     assert end == max(t[-1] for t in matches)
+
+
+@st.composite
+def apart_chains(draw: Any) -> tuple[list[IntervalEvent], int | None]:
+    """Events each ending before the next begins, some points of zero probability,
+    within a window that spans them all (or none)."""
+    events = []
+    lower = 0
+    for i in range(draw(st.integers(1, 4))):
+        upper = lower + draw(st.integers(0, 3))
+        n = upper - lower + 1
+        weights = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+        if not sum(weights):
+            weights[draw(st.integers(0, n - 1))] = 1
+        pmf = tuple(Fraction(w, sum(weights)) for w in weights)
+        events.append(IntervalEvent(("E", None, i), lower, upper, pmf, i))
+        lower = upper + 1 + draw(st.integers(0, 2))
+    span = events[-1].upper - events[0].lower
+    return events, draw(st.none() | st.integers(span, span + 3))
+
+
+@settings(max_examples=100, deadline=None)
+@given(apart_chains())
+def test_algorithm_2_on_events_apart_is_the_product_of_their_masses(chain: Any) -> None:
+    """When every choice of points is a point match, Algorithm 2's table factorizes:
+    the confidence is the product of the events' masses (here exactly 1) and the time
+    range runs from the first event's first point of nonzero probability to the last
+    event's last one; the listed point matches say the same."""
+    events, window = chain
+    ranges = [(e.lower, e.upper) for e in events]
+    matches = list(point_matches(events, ranges, window))
+    found = any_confidence(events, ranges, window, {})
+    assert found is not None
+    assert found[0] == 1
+    assert found[1:] == (min(t[0] for t in matches), max(t[-1] for t in matches))
+    positive = [[t for t in range(e.lower, e.upper + 1) if e.prob(t)] for e in events]
+    assert len(matches) == prod(len(p) for p in positive)
