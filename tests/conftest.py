@@ -32,9 +32,12 @@ def in_spark_group(nodeid: str) -> bool:
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
-    if item.get_closest_marker("spark") is not None and not in_spark_group(item.nodeid):
+    spark = item.get_closest_marker("spark") is not None or "spark" in getattr(
+        item, "fixturenames", ()
+    )
+    if spark and not in_spark_group(item.nodeid):
         raise pytest.UsageError(
-            f"{item.nodeid} is marked spark: put it under tests/spark or name it test_spark_*"
+            f"{item.nodeid} uses Spark: put it under tests/spark or name it test_spark_*"
         )
 
 
