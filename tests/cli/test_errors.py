@@ -1,7 +1,9 @@
 """Exit codes and messages of the ``kleene`` command when something is wrong.
 
 0 success; 2 usage and query errors (with line, column and caret, no traceback);
-1 failures while running (missing files, unreadable input).
+1 failures while running (missing files, unreadable input). Two cases run the command
+in a process of its own; the others run :func:`kleene.cli.main` in process (an
+exception escaping it fails the test as a traceback would).
 """
 
 from __future__ import annotations
@@ -52,11 +54,13 @@ def test_syntax_error_shows_line_column_and_caret(events: Path, tmp_path: Path) 
     assert not (tmp_path / "m.jsonl").exists()
 
 
-def test_query_error_shows_where_the_unknown_variable_is(tmp_path: Path) -> None:
+def test_query_error_shows_where_the_unknown_variable_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     query = tmp_path / "unknown.sase"
     query.write_text("PATTERN SEQ(Stock a, Stock b)\nWHERE a.price < c.price\n")
-    done = run_kleene("explain", query)
-    assert done.returncode == 2
+    done = run_main(monkeypatch, "explain", query)
+    assert done.code == 2
     assert "Traceback" not in done.stderr
     assert "'c'" in done.stderr
     line, column, caret = _caret_column(done.stderr)
@@ -69,25 +73,33 @@ def test_missing_query_file_fails_with_exit_1(events: Path, tmp_path: Path) -> N
     assert "query file not found" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_missing_input_file_fails_with_exit_1(tmp_path: Path) -> None:
+def test_missing_input_file_fails_with_exit_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     missing = tmp_path / "missing.csv"
-    done = run_kleene("run", RISING, "-i", missing, "-o", tmp_path / "m.jsonl")
-    assert done.returncode == 1
+    done = run_main(monkeypatch, "run", RISING, "-i", missing, "-o", tmp_path / "m.jsonl")
+    assert done.code == 1
     assert f"input file not found: {missing}" in done.stderr
     assert "Traceback" not in done.stderr
 
 
-def test_bad_format_is_a_usage_error(events: Path, tmp_path: Path) -> None:
-    done = run_kleene("run", RISING, "-i", events, "--format", "xml", "-o", tmp_path / "m.jsonl")
-    assert done.returncode == 2
+def test_bad_format_is_a_usage_error(
+    events: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = run_main(
+        monkeypatch, "run", RISING, "-i", events, "--format", "xml", "-o", tmp_path / "m.jsonl"
+    )
+    assert done.code == 2
     assert "invalid choice: 'xml'" in done.stderr
 
 
-def test_unknown_extension_is_a_usage_error(events: Path, tmp_path: Path) -> None:
+def test_unknown_extension_is_a_usage_error(
+    events: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     odd = tmp_path / "events.txt"
     odd.write_bytes(events.read_bytes())
-    done = run_kleene("run", RISING, "-i", odd, "-o", tmp_path / "m.jsonl")
-    assert done.returncode == 2
+    done = run_main(monkeypatch, "run", RISING, "-i", odd, "-o", tmp_path / "m.jsonl")
+    assert done.code == 2
     assert "give it with --input-format" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -105,44 +117,54 @@ def test_unknown_output_extension_names_the_output_option(
     assert output.read_bytes()[:4] == b"PAR1"
 
 
-def test_csv_output_is_a_usage_error(events: Path, tmp_path: Path) -> None:
-    done = run_kleene("run", RISING, "-i", events, "-o", tmp_path / "m.csv")
-    assert done.returncode == 2
+def test_csv_output_is_a_usage_error(
+    events: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = run_main(monkeypatch, "run", RISING, "-i", events, "-o", tmp_path / "m.csv")
+    assert done.code == 2
     assert ".jsonl or .parquet" in done.stderr
 
 
-def test_unreadable_input_fails_with_exit_1(tmp_path: Path) -> None:
+def test_unreadable_input_fails_with_exit_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"type": "Stock", "timestamp": 1}\n{"type": "Stock", "timestamp": \n')
-    done = run_kleene("run", RISING, "-i", broken, "-o", tmp_path / "m.jsonl")
-    assert done.returncode == 1
+    done = run_main(monkeypatch, "run", RISING, "-i", broken, "-o", tmp_path / "m.jsonl")
+    assert done.code == 1
     assert "line 2" in done.stderr and "Traceback" not in done.stderr
     corrupt = tmp_path / "corrupt.parquet"
     corrupt.write_bytes(b"not parquet at all")
-    done = run_kleene("run", RISING, "-i", corrupt, "-o", tmp_path / "m.jsonl")
-    assert done.returncode == 1
+    done = run_main(monkeypatch, "run", RISING, "-i", corrupt, "-o", tmp_path / "m.jsonl")
+    assert done.code == 1
     assert "cannot read" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_missing_required_option_is_a_usage_error(events: Path) -> None:
-    done = run_kleene("run", RISING, "-i", events)
-    assert done.returncode == 2
+def test_missing_required_option_is_a_usage_error(
+    events: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = run_main(monkeypatch, "run", RISING, "-i", events)
+    assert done.code == 2
     assert "--output" in done.stderr
 
 
-def test_bad_generator_parameter_is_a_usage_error(tmp_path: Path) -> None:
-    done = run_kleene("generate", "stock", "--increase-prob", "1.5", "-o", tmp_path / "s.csv")
-    assert done.returncode == 2
+def test_bad_generator_parameter_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = run_main(
+        monkeypatch, "generate", "stock", "--increase-prob", "1.5", "-o", tmp_path / "s.csv"
+    )
+    assert done.code == 2
     assert "increase probability" in done.stderr
     assert not (tmp_path / "s.csv").exists()
 
 
-def test_failed_run_leaves_no_output_file(tmp_path: Path) -> None:
+def test_failed_run_leaves_no_output_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text("{not json}\n")
     for name in ("m.jsonl", "m.parquet"):
         output = tmp_path / name
-        done = run_kleene("run", RISING, "-i", broken, "-o", output)
-        assert done.returncode == 1
+        done = run_main(monkeypatch, "run", RISING, "-i", broken, "-o", output)
+        assert done.code == 1
         assert not output.exists()
         assert not (tmp_path / f"{name}.rejected.jsonl").exists()

@@ -18,18 +18,20 @@ RISING = EXAMPLES / "stock_rising.sase"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def test_explain_prints_the_compiled_plan() -> None:
-    done = run_kleene("explain", RISING)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == kleene.compile(RISING.read_text()).explain() + "\n"
+def test_explain_prints_the_compiled_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    done = run_main(monkeypatch, "explain", RISING)
+    assert done.code == 0, done.stderr
+    assert done.stdout.decode() == kleene.compile(RISING.read_text()).explain() + "\n"
 
 
-def test_explain_applies_the_strategy_override() -> None:
-    done = run_kleene("explain", RISING, "--strategy", "skip-till-any-match", "--non-overlap")
-    assert done.returncode == 0, done.stderr
+def test_explain_applies_the_strategy_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    done = run_main(
+        monkeypatch, "explain", RISING, "--strategy", "skip-till-any-match", "--non-overlap"
+    )
+    assert done.code == 0, done.stderr
     query = kleene.compile(RISING.read_text(), strategy="skip_till_any_match", output="non_overlap")
-    assert done.stdout == query.explain() + "\n"
-    assert done.stdout != kleene.compile(RISING.read_text()).explain() + "\n"
+    assert done.stdout.decode() == query.explain() + "\n"
+    assert done.stdout.decode() != kleene.compile(RISING.read_text()).explain() + "\n"
 
 
 def test_explain_png_draws_the_automaton(tmp_path: Path) -> None:

@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import kleene
 from kleene.cli import CLI_MAX_MATCHES, build_parser
 from kleene.io import MatchSink
+from tests.cli.inprocess import run_main
 from tests.cli.support import expected_record, read_jsonl
-from tests.cli.support import kleene as run_kleene
 
 ANY = "PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match { }"
 
@@ -29,12 +31,14 @@ def _ab(n: int) -> list[dict[str, Any]]:
     return [*a, {"type": "B", "timestamp": n, "id": n}]
 
 
-def test_max_matches_keeps_exactly_the_matches_before_the_limit(tmp_path: Path) -> None:
+def test_max_matches_keeps_exactly_the_matches_before_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     events = _ab(12)  # 4,095 matches end at the B event
     query, data = _files(tmp_path, events)
     out = tmp_path / "out.jsonl"
-    done = run_kleene("run", query, "-i", data, "-o", out, "--max-matches", "100", "-q")
-    assert done.returncode == 1
+    done = run_main(monkeypatch, "run", query, "-i", data, "-o", out, "--max-matches", "100", "-q")
+    assert done.code == 1
     assert "max_matches=100" in done.stderr and "--max-matches" in done.stderr
     assert f"100 matches found before the limit are in {out}" in done.stderr
     # the same matches, in the same order, as the first 100 the matcher hands out
@@ -45,22 +49,22 @@ def test_max_matches_keeps_exactly_the_matches_before_the_limit(tmp_path: Path) 
     assert read_jsonl(out) == [expected_record(x) for x in found[:100]]
 
 
-def test_max_runs_stops_growing_live_state(tmp_path: Path) -> None:
+def test_max_runs_stops_growing_live_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # no B: every A starts a run that collects every later A (quadratic state)
     query, data = _files(tmp_path, _ab(300)[:-1])
     out = tmp_path / "out.jsonl"
-    done = run_kleene("run", query, "-i", data, "-o", out, "--max-runs", "500", "-q")
-    assert done.returncode == 1
+    done = run_main(monkeypatch, "run", query, "-i", data, "-o", out, "--max-runs", "500", "-q")
+    assert done.code == 1
     assert "max_runs=500" in done.stderr and "--max-runs" in done.stderr
     assert "Traceback" not in done.stderr
     assert out.exists() and read_jsonl(out) == []
 
 
-def test_max_matches_zero_is_no_limit(tmp_path: Path) -> None:
+def test_max_matches_zero_is_no_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     query, data = _files(tmp_path, _ab(12))
     out = tmp_path / "out.jsonl"
-    done = run_kleene("run", query, "-i", data, "-o", out, "--max-matches", "0", "-q")
-    assert done.returncode == 0, done.stderr
+    done = run_main(monkeypatch, "run", query, "-i", data, "-o", out, "--max-matches", "0", "-q")
+    assert done.code == 0, done.stderr
     assert len(read_jsonl(out)) == 2**12 - 1
     # and without the option the CLI default applies (documented in README)
     args = build_parser().parse_args(["run", str(query), "-i", "x.jsonl", "-o", "y.jsonl"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
@@ -11,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import kleene
+from kleene.cli import EXIT_OK, main
 from kleene.datagen.stock import generate
 from kleene.io import match_record, write_table
 from tests.cli.support import (
@@ -23,6 +25,9 @@ from tests.cli.support import (
 from tests.cli.support import (
     kleene as run_kleene,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 RISING = EXAMPLES / "stock_rising.sase"
 RETURNS = EXAMPLES / "stock_rising_returns.sase"
@@ -238,18 +243,19 @@ OUTPUT COLLAPSED
 
 @pytest.mark.spark
 def test_spark_engine_writes_the_local_collapsed_results(
-    inputs: dict[str, Path], stream: pa.Table, tmp_path: Path
+    spark: SparkSession, inputs: dict[str, Path], stream: pa.Table, tmp_path: Path
 ) -> None:
+    """In process, on the test session (the command itself on Spark is the test above)."""
     query_file = tmp_path / "collapsed.sase"
     query_file.write_text(COLLAPSED)
     written = {}
     for engine in ("local", "spark"):
         output = tmp_path / f"{engine}.jsonl"
         args = ["--engine", engine] + (["--master", "local[2]"] if engine == "spark" else [])
-        done = run_kleene(
-            "run", query_file, "-i", inputs["parquet"], "-o", output, *args, timeout=600
+        assert (
+            main(["run", str(query_file), "-i", str(inputs["parquet"]), "-o", str(output), *args])
+            == EXIT_OK
         )
-        assert done.returncode == 0, done.stderr
         written[engine] = read_jsonl(output)
     results = kleene.compile(COLLAPSED).run_collapsed(stream)
     assert len(results) > 10

@@ -13,7 +13,8 @@ only where the load says it may (``Load.nullable``). The strategies are module-l
 that another backend's agreement test can reuse them: :func:`cases` draws a
 :class:`Case` (conditions, loads, rows); for each condition, :func:`oracle_says` is the
 expected answer per row and :meth:`Case.lowered` the IR to evaluate. (A Spark test
-needs the session fixture of tests/spark/conftest.py and the ``spark`` marker.)
+needs the session fixture of tests/conftest.py, the ``spark`` marker and a place in
+tests/spark.)
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -20,11 +20,15 @@ from hypothesis import strategies as st
 
 import kleene
 from kleene import oracle
+from kleene.cli import EXIT_OK, main
 from kleene.io import read_events
 from kleene.lang import parse
 from tests.cli.support import kleene as run_kleene
 from tests.cli.support import read_jsonl
 from tests.helpers import id_sets
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 QUERY = (
     "PATTERN SEQ(A a, B b) WHERE skip_till_any_match { [symbol] and b.price < a.price } WITHIN 5"
@@ -169,13 +173,21 @@ def _bad_cell_file(tmp_path: Path) -> tuple[Path, Path]:
     return events, query
 
 
-def _written(tmp_path: Path, engine: str, *extra: str) -> tuple[list[Any], list[Any]]:
+def _written(
+    tmp_path: Path, engine: str, *extra: str, in_process: bool = False
+) -> tuple[list[Any], list[Any]]:
+    """The match ids and rejected reasons ``kleene run`` writes, run as a command or
+    (``in_process``, on the test session when on Spark: a JVM of its own costs ~15 s)
+    through :func:`kleene.cli.main`."""
     events, query = _bad_cell_file(tmp_path)
     out = tmp_path / f"{engine}.jsonl"
     rejected = tmp_path / f"{engine}.rejected.jsonl"
     args = ["--engine", engine, "--rejected", str(rejected), "--time-unit", "s", "-q", *extra]
-    done = run_kleene("run", query, "-i", events, "-o", out, *args, timeout=600)
-    assert done.returncode == 0, done.stderr
+    if in_process:
+        assert main(["run", str(query), "-i", str(events), "-o", str(out), *args]) == EXIT_OK
+    else:
+        done = run_kleene("run", query, "-i", events, "-o", out, *args, timeout=600)
+        assert done.returncode == 0, done.stderr
     matches = sorted(json.dumps(r["ids"], sort_keys=True) for r in read_jsonl(out))
     reasons = sorted((r["id"], r["reason"]) for r in read_jsonl(rejected))
     return matches, reasons
@@ -193,10 +205,12 @@ def test_cli_reads_csv_typed_with_schema_and_time_unit(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
-def test_spark_engine_rejects_the_same_rows_for_the_same_reasons(tmp_path: Path) -> None:
+def test_spark_engine_rejects_the_same_rows_for_the_same_reasons(
+    spark: SparkSession, tmp_path: Path
+) -> None:
     local = _written(tmp_path, "local")
-    spark = _written(tmp_path, "spark", "--master", "local[1]")
-    assert spark == local
+    on_spark = _written(tmp_path, "spark", "--master", "local[1]", in_process=True)
+    assert on_spark == local
     assert [r[0] for r in local[1]] == ["c", "d"]
 
 

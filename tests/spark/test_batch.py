@@ -9,13 +9,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 from pyspark.sql import types as T
 
 import kleene
 import kleene.spark as ks
 from kleene.datagen import stock
-from tests.spark.support import local_keys, spark_keys, time_sorted, two_file_frame
+from tests.spark.support import local_keys, time_sorted, two_file_frame
 
 pytestmark = pytest.mark.spark
 
@@ -59,10 +59,13 @@ def events_df(spark: SparkSession, events: pa.Table, tmp_path_factory: pytest.Te
     return two_file_frame(spark, events, tmp_path_factory.mktemp("stock"))
 
 
-def _check_same(result: ks.MatchResult, q: kleene.Query, local: list[kleene.Match]) -> None:
-    got = spark_keys(result.matches, q.variables)
+def _check_same(result: ks.MatchResult, q: kleene.Query, local: list[kleene.Match]) -> list[Row]:
+    """Assert the Spark matches are the local ones, each once; the rows (one Spark job)."""
+    rows = result.matches.collect()
+    got = [frozenset((v, tuple(row[v])) for v in q.variables) for row in rows]
     assert len(got) == len(set(got)), "a match was emitted twice"
     assert set(got) == local_keys(local)
+    return rows
 
 
 @pytest.mark.parametrize(
@@ -75,8 +78,7 @@ def test_keyed_kleene_query_equals_local_engine(events_df, events, slice_, metho
     result = ks.match(events_df, RISE_THEN_DROP, slice=slice_, method=method)
     assert result.layout.key == ("symbol",)
     assert result.layout.slices > 1 if slice_ else result.layout.slices == 1
-    _check_same(result, q, local)
-    by_id = {row["match_id"]: row for row in result.matches.collect()}
+    by_id = {row["match_id"]: row for row in _check_same(result, q, local)}
     expected = {frozenset((v, tuple(i)) for v, i in m.ids().items()): m for m in local}
     for row in by_id.values():
         m = expected[frozenset((v, tuple(row[v])) for v in q.variables)]
@@ -148,14 +150,14 @@ def test_equality_hash_key_splits_without_a_partition(events_df, events) -> None
     assert len(local) > 50
     result = ks.match(events_df, q)
     assert result.layout.key == ("symbol",)
-    _check_same(result, q, local)
-    assert {tuple(row["partition"]) for row in result.matches.collect()} == {()}
+    assert {tuple(row["partition"]) for row in _check_same(result, q, local)} == {()}
     # under partition contiguity the same text has one partition: no split by key
     strict = kleene.compile(HASHED, strategy="partition_contiguity")
     contiguous = ks.match(events_df, strict)
     assert contiguous.layout.key == ()
-    _check_same(contiguous, strict, strict.run(events))
-    assert len(strict.run(events)) < len(local)
+    strict_local = strict.run(events)
+    _check_same(contiguous, strict, strict_local)
+    assert len(strict_local) < len(local)
 
 
 def test_non_overlap_output_runs_as_one_slice(events_df, events) -> None:

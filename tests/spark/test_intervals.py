@@ -137,7 +137,7 @@ def test_time_slices_overlapping_by_w_plus_u_max_lose_and_repeat_nothing(
     for strategy in ("skip_till_any_match", "skip_till_next_match"):
         q = kleene.compile(text, time="interval", strategy=strategy)
         want = rows(q.run(events))
-        result = ks.match(df, q, slice=3)
+        result = ks.match(df, q, slice=3).persist()  # one run for both outputs
         assert isinstance(result, ks.IntervalMatchResult)
         assert result.layout.slices == 3 and result.u_max == 8
         got, rejected = result.collect()
@@ -145,6 +145,7 @@ def test_time_slices_overlapping_by_w_plus_u_max_lose_and_repeat_nothing(
         assert rows(got) == want
         assert sliced_locally(q, events, result.layout.cuts, 2) != want
         assert sliced_locally(q, events, result.layout.cuts, 2 + 8) == want
+        result.unpersist()
 
 
 def test_a_stream_of_interval_events_gives_the_local_results(

@@ -109,7 +109,7 @@ def test_match_takes_a_compiled_query_with_its_fields(spark: SparkSession) -> No
 
     q = kleene.compile(Q1, type_field="L", time_field="T", time_unit="d", algorithm="jointree")
     frame = pd.DataFrame(events())  # V as doubles (Figure 1 mixes 88 and 111.5)
-    result = ks.match(spark.createDataFrame(frame), q)
+    result = ks.match(spark.createDataFrame(frame), q).persist()  # one run, two reads
     assert result.layout.key == ("PID",)
     found, rejected = result.collect()
     assert rejected == []
@@ -118,6 +118,7 @@ def test_match_takes_a_compiled_query_with_its_fields(spark: SparkSession) -> No
     assert sorted(tuple(m.ids().items()) for m in found) == sorted(
         tuple(m.ids().items()) for m in local
     )
+    result.unpersist()
 
 
 DELAY = 2  # the stream's watermark delay, seconds (times are numbers of seconds)
@@ -180,7 +181,9 @@ def test_match_stream_closes_match_windows_per_key_and_equals_batch_and_local(
     local = kleene.compile(text).run_detailed(on_time)
     want = {match_id(m.ids()) for m in local.matches}
     assert len(want) >= 8 and local.rejected  # the case exercises both outputs
-    batch_matches, _ = ks.match(spark.createDataFrame(pd.DataFrame(on_time)), text).collect()
+    batch = ks.match(spark.createDataFrame(pd.DataFrame(on_time)), text).persist()
+    batch_matches, _ = batch.collect()
+    batch.unpersist()
     assert {match_id(m.ids()) for m in batch_matches} == want
 
     inbox, out = tmp_path / "in", tmp_path / "out"

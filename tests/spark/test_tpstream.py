@@ -67,11 +67,14 @@ def test_engines_write_the_same_files(spark: SparkSession, tmp_path: Path, text:
     assert written["spark"] == written["local"]
 
 
-def test_match_gives_the_local_engines_objects(spark: SparkSession) -> None:
+def test_match_gives_the_local_engines_objects_and_typed_columns(spark: SparkSession) -> None:
+    """One persisted result read both ways: ``collect`` gives the local engine's objects
+    (records, situations' events, keys, rejected events), and the matches and rejected
+    events are typed columns holding the same values."""
     rows = awkward()[:-1]  # (a null key is not a Spark-inferable column in a list)
-    frame = spark.createDataFrame(rows)
-    found, rejected = ks.match(frame, TemporalQuery(DRIVERS)).collect()
+    result = ks.match(spark.createDataFrame(rows), DRIVERS).persist()
     local = TemporalQuery(DRIVERS).run_detailed(rows)
+    found, rejected = result.collect()
     # the records and the situations' events; the runtime's own aggregates stay local
     assert [match_record(m) for m in found] == [match_record(m) for m in local.matches]
     assert [spans(m) for m in found] == [spans(m) for m in local.matches]
@@ -80,10 +83,6 @@ def test_match_gives_the_local_engines_objects(spark: SparkSession) -> None:
         (r.position, r.reason) for r in local.rejected
     ]
 
-
-def test_matches_and_rejected_events_are_typed_columns(spark: SparkSession) -> None:
-    rows = awkward()[:-1]
-    result = ks.match(spark.createDataFrame(rows), DRIVERS).persist()
     time = T.LongType()  # the input's timestamp column
     situation = T.StructType(
         [T.StructField(n, time) for n in ("start", "end")]
@@ -100,7 +99,6 @@ def test_matches_and_rejected_events_are_typed_columns(spark: SparkSession) -> N
         "avg_speed": T.DoubleType(),
         "b_length": time,  # duration(B): a number of time units
     }
-    local = TemporalQuery(DRIVERS).run_detailed(rows)
     got = sorted(
         (
             r["partition"],
