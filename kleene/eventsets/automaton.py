@@ -165,8 +165,8 @@ class AutomatonMatcher:
         ``events`` in time order, ``positions`` their stream positions."""
         if not events:
             return []
-        found = self._all_from_first(events, self._fitting(events, positions))
-        found = self.selection.keep(events, found)
+        fitting = self._fitting(events, positions)
+        found = self.selection.keep(events, self._all_from_first(events, fitting), fitting)
         names = self.p.names
         return [
             SesMatch({n: tuple(positions[k] for k in seq) for n, seq in zip(names, b, strict=True)})
@@ -251,16 +251,16 @@ class AutomatonMatcher:
         matches among them to ``found``); returns ``inst`` having skipped it."""
         skipped: list[_Witness] = []
         last_set = len(self.sets) - 1
+        accepting, set_of = self.sets[last_set], self.p.set_of
+        prune = self._earlier or self._longer
         for v in fits:
             nxt = self._bind(inst, v, k, row, events, need)
             if nxt is None:
                 continue
-            if inst.witnesses:
-                nxt = nxt._replace(witnesses=self._carry(inst.witnesses, v, row, events))
             grown.append(nxt)
-            if nxt.set_index == last_set and nxt.bound == self.sets[last_set]:
+            if nxt.set_index == last_set and nxt.bound == accepting:
                 found.append(nxt.bindings)
-            if (self._earlier or self._longer) and self.p.set_of[v] == inst.set_index:
+            if prune and set_of[v] == inst.set_index:
                 longer = bool(inst.bound >> v & 1)
                 if self._longer if longer else self._earlier:
                     skipped.append(_Witness(v, k, row[TIME], longer, True))
@@ -293,14 +293,18 @@ class AutomatonMatcher:
             if deadline <= k:
                 return None  # too few events left for the variables still unbound
         own = inst.bindings[v]
-        if own and not all(test(events[own[-1]], row) for test in p.prevs[v]):
-            return None
+        if own:
+            before = events[own[-1]]
+            for prev in p.prevs[v]:
+                if not prev(before, row):
+                    return None
         for other, test, left in p.relations[v]:
             for j in inst.bindings[other]:
                 if not (test(row, events[j]) if left else test(events[j], row)):
                     return None
         bindings = (*inst.bindings[:v], (*own, k), *inst.bindings[v + 1 :])
-        return _Instance(set_index, bound, bindings, row[TIME], (), deadline)
+        witnesses = self._carry(inst.witnesses, v, row, events) if inst.witnesses else ()
+        return _Instance(set_index, bound, bindings, row[TIME], witnesses, deadline)
 
     # --- selection while matching -----------------------------------------------------
 
@@ -320,8 +324,9 @@ class AutomatonMatcher:
             else:
                 if p.set_of[u] == p.set_of[w.var] + 1 and not w.time < row[TIME]:
                     continue
-                if not all(
-                    test(e, row) if left else test(row, e) for test, left in self._pairs[w.var, u]
+                pairs = self._pairs[w.var, u]
+                if pairs and not all(
+                    test(e, row) if left else test(row, e) for test, left in pairs
                 ):
                     continue
             kept.append(w)
