@@ -29,24 +29,20 @@ pushing its rows and flushing, at a fraction of the cost.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
 from typing import Any, TypeGuard, cast
 
-import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from kleene.collapsed import Result
 from kleene.eventsets.partitioning import partition_attributes
 from kleene.eventsets.query import SesQuery
-from kleene.match import RejectedEvent
 from kleene.spark._prepare import POS, with_positions, with_seen
 from kleene.spark._query import QuerySpec, merged_options
 from kleene.spark._rows import combined_schema, split_output
 from kleene.spark._schema import EventColumns, MatchSchema
 from kleene.spark._session import use_this_python
-from kleene.spark._worker import GroupMatcher, _GroupRun
+from kleene.spark._worker import GroupMatcher
 from kleene.spark.batch import Layout, MatchResult
 
 ONE_GROUP = "kleene__one"
@@ -103,8 +99,13 @@ def match_ses(
     key = partition_attributes(q.pattern)
     prepared, groups = grouped(prepared, q, df.columns)
     schema = ses_schema(q, df.schema, columns)
-    worker = SesGroupMatcher(
-        spec, schema, tuple(groups), (), added_id=columns.id_field not in df.columns
+    worker = GroupMatcher(
+        spec,
+        schema,
+        tuple(groups),
+        (),
+        added_id=columns.id_field not in df.columns,
+        whole=True,  # each group by SesMatcher.run: the pre-processing column-wise
     )
     order = [columns.time_field, POS] if columns.time_field in df.columns else [POS]
     parallelism = spark.sparkContext.defaultParallelism
@@ -151,31 +152,3 @@ def is_ses(query: Any) -> TypeGuard[str | SesQuery]:
     :func:`match_ses` (grouped by its partitioning attributes; ``partition_by``,
     ``slice``, ``method`` and ``pushdown`` do not apply to it)."""
     return isinstance(query, SesQuery) or (isinstance(query, str) and SesQuery.accepts(query))
-
-
-@dataclass(frozen=True)
-class SesGroupMatcher(GroupMatcher):
-    """:class:`GroupMatcher` whose groups gather their rows and are matched by
-    ``SesMatcher.run`` at the group's end (:class:`_WholeGroupRun`)."""
-
-    def _start(self, key: tuple[Any, ...]) -> _GroupRun:
-        run = super()._start(key)
-        return _WholeGroupRun(**{f.name: getattr(run, f.name) for f in fields(_GroupRun)})
-
-
-@dataclass
-class _WholeGroupRun(_GroupRun):
-    """A group's rows kept (late ones rejected at once, as they come), then matched
-    together by ``SesMatcher.run``: what ``push`` of each part then ``flush`` finds."""
-
-    pending: list[pa.Table] = field(default_factory=list)
-
-    def push(self, table: pa.Table) -> tuple[list[Result], list[RejectedEvent]]:
-        late, events = self._late(table)
-        self.pending.append(events)
-        return self._expanded(*self._owned([], self._shown(late)))
-
-    def finish(self) -> tuple[list[Result], list[RejectedEvent]]:
-        events, self.pending = self.pending, []
-        found = self.matcher.run(pa.concat_tables(events)) if events else self.matcher.flush()
-        return self._expanded(*self._owned(found, self._shown(self.matcher.take_rejected())))

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
-from kleene.spark.eventsets import SesGroupMatcher, ses_schema, ses_spec
+from kleene.spark._worker import GroupMatcher
+from kleene.spark.eventsets import ses_schema, ses_spec
 
 QUERY = "PATTERN SEQ({A a, B+ b}, {C c}) WHERE prev(b.x) < b.x WITHIN 4"
 
@@ -32,7 +33,9 @@ def test_a_group_split_into_batches_equals_the_local_run(cuts: tuple[int, ...]) 
     struct = T.StructType(
         [T.StructField("id", T.LongType()), T.StructField("timestamp", T.LongType())]
     )
-    worker = SesGroupMatcher(spec, ses_schema(q, struct, spec.columns), ("kleene__one",), ())
+    worker = GroupMatcher(
+        spec, ses_schema(q, struct, spec.columns), ("kleene__one",), (), whole=True
+    )
     table = pa.Table.from_pylist(_rows())
     run = worker._start((0,))
     found, rejected = [], []
