@@ -71,6 +71,54 @@ class _Instance(NamedTuple):
     bindings: Bindings
     last: int | float
     witnesses: tuple[_Witness, ...] = ()
+    deadline: int = 0
+
+
+class _Need:
+    """What the variables still unbound need of a window's rest (a necessary
+    condition, so dropping an instance that fails it loses no match): every variable of
+    a match binds at least one event of its own, distinct from the others' events, that
+    satisfies its properties. For a set ``U`` of unbound variables, ``deadline(U)`` is
+    the last window index from which enough such events remain, counted per class of
+    variables fitting the same events and for ``U`` as a whole (Hall's condition on
+    those subsets); -1 when none is. An instance is dropped once it reads past its
+    deadline."""
+
+    def __init__(self, fitting: Sequence[tuple[int, ...]], reach: int) -> None:
+        self.reach = reach
+        self.masks = [sum(1 << v for v in fitting[k]) for k in range(reach)]
+        positions: dict[int, list[int]] = {}
+        for k in range(reach):
+            for v in fitting[k]:
+                positions.setdefault(v, []).append(k)
+        classes: dict[tuple[int, ...], int] = {}
+        for v, at in positions.items():
+            classes[tuple(at)] = classes.get(tuple(at), 0) | 1 << v
+        self.fitted = sum(1 << v for v in positions)
+        self.classes = [(at, members) for at, members in classes.items()]
+        self._cache: dict[int, int] = {}
+
+    def deadline(self, unbound: int) -> int:
+        hit = self._cache.get(unbound)
+        if hit is None:
+            hit = self._cache[unbound] = self._deadline(unbound)
+        return hit
+
+    def _deadline(self, unbound: int) -> int:
+        if not unbound:
+            return self.reach
+        if unbound & ~self.fitted:
+            return -1  # a variable no event of the window fits
+        last = self.reach
+        for at, members in self.classes:
+            need = (unbound & members).bit_count()
+            if need > len(at):
+                return -1
+            if need:
+                last = min(last, at[-need])
+        union = [k for k, mask in enumerate(self.masks) if mask & unbound]
+        need = unbound.bit_count()
+        return -1 if need > len(union) else min(last, union[-need])
 
 
 class AutomatonMatcher:
@@ -88,6 +136,7 @@ class AutomatonMatcher:
         )
         self._plus = sum(1 << i for i in range(m) if p.plus[i])
         self._later = tuple(sum(self.sets[s + 1 :]) for s in range(len(self.sets)))
+        self._all = (1 << m) - 1
         #: per variable: the variables it has a relationship with, those of the next set
         self._related = tuple(
             sum(1 << u for u in {u for u, _, _ in p.relations[v]}) for v in range(m)
@@ -116,8 +165,8 @@ class AutomatonMatcher:
         ``events`` in time order, ``positions`` their stream positions."""
         if not events:
             return []
-        found = self._all_from_first(events, self._fitting(events, positions))
-        found = self.selection.keep(events, found)
+        fitting = self._fitting(events, positions)
+        found = self.selection.keep(events, self._all_from_first(events, fitting), fitting)
         names = self.p.names
         return [
             SesMatch({n: tuple(positions[k] for k in seq) for n, seq in zip(names, b, strict=True)})
@@ -157,45 +206,70 @@ class AutomatonMatcher:
         self, events: Sequence[Row], fitting: list[tuple[int, ...]]
     ) -> list[Bindings]:
         first_time = events[0][TIME]
-        accepting = (len(self.sets) - 1, self.sets[-1])
+        reach = len(events)  # the events within τ of the first
+        for k, row in enumerate(events):
+            if row[TIME] - first_time > self.pattern.window:
+                reach = k
+                break
+        need = _Need(fitting, reach)
+        self.built = 0
+        start = need.deadline(self._all)
+        if start < 0:
+            return []  # not enough events for the variables: no instance can complete
         empty: Bindings = tuple(() for _ in self.p.names)
-        instances = [_Instance(0, 0, empty, first_time)]
+        instances = [_Instance(0, 0, empty, first_time, (), start)]
         found: list[Bindings] = []
         prune = self._earlier or self._longer
-        self.built = 0
-        for k, row in enumerate(events):
+        for k in range(reach):
+            row = events[k]
             time = row[TIME]
-            if time - first_time > self.pattern.window:
-                break
-            if prune and k:
-                instances = [i for i in instances if not (i.witnesses and self._settled(i, time))]
+            alive: list[_Instance] = []
             grown: list[_Instance] = []
-            for n, inst in enumerate(instances):
-                skipped: list[_Witness] = []
-                for v in fitting[k]:
-                    nxt = self._bind(inst, v, k, row, events)
-                    if nxt is None:
-                        continue
-                    if inst.witnesses:
-                        nxt = nxt._replace(witnesses=self._carry(inst.witnesses, v, row, events))
-                    grown.append(nxt)
-                    if (nxt.set_index, nxt.bound) == accepting:
-                        found.append(nxt.bindings)
-                    if prune and self.p.set_of[v] == inst.set_index:
-                        longer = bool(inst.bound >> v & 1)
-                        if self._longer if longer else self._earlier:
-                            skipped.append(_Witness(v, k, time, longer, True))
-                if skipped:
-                    instances[n] = inst._replace(witnesses=inst.witnesses + tuple(skipped))
+            for inst in instances:
+                if inst.deadline < k or (
+                    prune and k and inst.witnesses and self._settled(inst, time)
+                ):
+                    continue
+                alive.append(self._step(inst, k, row, events, fitting[k], need, grown, found))
             self.built += len(grown)
-            if k == 0:
-                instances = grown  # the first event is bound: every match starts there
-            else:
-                instances.extend(grown)
+            # the first event is bound: every match starts there
+            instances = grown if k == 0 else alive + grown
         return found
 
+    def _step(
+        self,
+        inst: _Instance,
+        k: int,
+        row: Row,
+        events: Sequence[Row],
+        fits: tuple[int, ...],
+        need: _Need,
+        grown: list[_Instance],
+        found: list[Bindings],
+    ) -> _Instance:
+        """Reads event ``k`` in ``inst``: the instances binding it go to ``grown`` (the
+        matches among them to ``found``); returns ``inst`` having skipped it."""
+        skipped: list[_Witness] = []
+        last_set = len(self.sets) - 1
+        accepting, set_of = self.sets[last_set], self.p.set_of
+        prune = self._earlier or self._longer
+        for v in fits:
+            nxt = self._bind(inst, v, k, row, events, need)
+            if nxt is None:
+                continue
+            grown.append(nxt)
+            if nxt.set_index == last_set and nxt.bound == accepting:
+                found.append(nxt.bindings)
+            if prune and set_of[v] == inst.set_index:
+                longer = bool(inst.bound >> v & 1)
+                if self._longer if longer else self._earlier:
+                    skipped.append(_Witness(v, k, row[TIME], longer, True))
+        if skipped:
+            return inst._replace(witnesses=inst.witnesses + tuple(skipped))
+        return inst
+
     def _bind(
-        self, inst: _Instance, v: int, k: int, row: Row, events: Sequence[Row]
+        self, inst: _Instance, v: int, k: int, row: Row, events: Sequence[Row], need: _Need
     ) -> _Instance | None:
         """The instance after binding event ``k`` to ``v``, or None when no transition
         allows it."""
@@ -212,15 +286,25 @@ class AutomatonMatcher:
             bound = bit
         else:
             return None
+        if bound == inst.bound:
+            deadline = inst.deadline  # one more event of a v+: nothing newly bound
+        else:
+            deadline = need.deadline((self.sets[set_index] ^ bound) | self._later[set_index])
+            if deadline <= k:
+                return None  # too few events left for the variables still unbound
         own = inst.bindings[v]
-        if own and not all(test(events[own[-1]], row) for test in p.prevs[v]):
-            return None
+        if own:
+            before = events[own[-1]]
+            for prev in p.prevs[v]:
+                if not prev(before, row):
+                    return None
         for other, test, left in p.relations[v]:
             for j in inst.bindings[other]:
                 if not (test(row, events[j]) if left else test(events[j], row)):
                     return None
         bindings = (*inst.bindings[:v], (*own, k), *inst.bindings[v + 1 :])
-        return _Instance(set_index, bound, bindings, row[TIME])
+        witnesses = self._carry(inst.witnesses, v, row, events) if inst.witnesses else ()
+        return _Instance(set_index, bound, bindings, row[TIME], witnesses, deadline)
 
     # --- selection while matching -----------------------------------------------------
 
@@ -240,8 +324,9 @@ class AutomatonMatcher:
             else:
                 if p.set_of[u] == p.set_of[w.var] + 1 and not w.time < row[TIME]:
                     continue
-                if not all(
-                    test(e, row) if left else test(row, e) for test, left in self._pairs[w.var, u]
+                pairs = self._pairs[w.var, u]
+                if pairs and not all(
+                    test(e, row) if left else test(row, e) for test, left in pairs
                 ):
                     continue
             kept.append(w)

@@ -74,12 +74,18 @@ class WindowSelection:
         self.earliest = output in ("earliest", "earliest-maximal")
         self.maximal = output in ("maximal", "earliest-maximal")
 
-    def keep(self, events: Sequence[Row], found: Sequence[Bindings]) -> list[Bindings]:
+    def keep(
+        self,
+        events: Sequence[Row],
+        found: Sequence[Bindings],
+        fitting: Sequence[tuple[int, ...]] | None = None,
+    ) -> list[Bindings]:
         """The substitutions of ``found`` (over ``events``, a window in time order) the
-        output keeps."""
-        if not (self.earliest or self.maximal):
+        output keeps; ``fitting``, if known, the variables whose properties each event
+        satisfies."""
+        if not (self.earliest or self.maximal) or not found:
             return list(found)
-        check = Witnesses(self.p, events)
+        check = Witnesses(self.p, events, fitting)
         return [
             b
             for b in found
@@ -93,11 +99,24 @@ class Witnesses:
     bound): ``variables`` limits the bindings tried and ``taken`` tells which events
     the variables still to bind may use, which no witness may then use."""
 
-    def __init__(self, p: CompiledPattern, events: Sequence[Row]) -> None:
+    def __init__(
+        self,
+        p: CompiledPattern,
+        events: Sequence[Row],
+        fitting: Sequence[tuple[int, ...]] | None = None,
+    ) -> None:
         self.p = p
         self.events = events
         self.times = [e[TIME] for e in events]
         self._fits: dict[tuple[int, int], bool] = {}
+        #: per variable, the window indices of the events satisfying its properties
+        self._at: list[list[int] | None] = [None] * len(p.names)
+        if fitting is not None:
+            at: list[list[int]] = [[] for _ in p.names]
+            for i, variables in enumerate(fitting):
+                for v in variables:
+                    at[v].append(i)
+            self._at = list(at)
 
     def fits(self, v: int, i: int) -> bool:
         key = (v, i)
@@ -105,6 +124,13 @@ class Witnesses:
         if hit is None:
             hit = self._fits[key] = self.p.tests[v](self.events[i])
         return hit
+
+    def _fitting(self, v: int) -> list[int]:
+        """The window indices of the events satisfying v's properties."""
+        at = self._at[v]
+        if at is None:
+            at = self._at[v] = [i for i in range(len(self.events)) if self.fits(v, i)]
+        return at
 
     def _joins(self, b: Bindings, v: int, i: int) -> bool:
         """Event ``i`` bound to ``v`` keeps the order of consecutive sets and v's
@@ -137,10 +163,12 @@ class Witnesses:
         used = {i for seq in b for i in seq}
         for v in range(len(b)) if variables is None else variables:
             seq = b[v]
-            for s in range(first, seq[0] if seq else first):
-                if s in used or (taken is not None and taken(s)):
+            for s in self._fitting(v):
+                if s >= (seq[0] if seq else first):
+                    break
+                if s < first or s in used or (taken is not None and taken(s)):
                     continue
-                if self.fits(v, s) and self._joins(b, v, s):
+                if self._joins(b, v, s):
                     return True
         return False
 
@@ -159,10 +187,10 @@ class Witnesses:
             seq = b[v]
             if not (self.p.plus[v] and seq):
                 continue
-            for e in range(first + 1, len(self.events)):
+            for e in self._fitting(v):
                 if self.times[e] > limit:
                     break
-                if e in used or not self.fits(v, e) or (taken is not None and taken(e)):
+                if e <= first or e in used or (taken is not None and taken(e)):
                     continue
                 at = bisect.bisect(seq, e)
                 if at and not self._prev(v, seq[at - 1], e):

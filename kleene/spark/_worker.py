@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,7 @@ class GroupMatcher:
     cuts: tuple[float, ...]  # slice boundaries; () when not sliced
     expand: bool = False  # collapsed results out as the matches they stand for
     added_id: bool = False  # the id column was added from positions (not in the input)
+    whole: bool = False  # match each group at once by its matcher's run() at its end
 
     # --- mapInArrow ---------------------------------------------------------------
 
@@ -98,6 +99,7 @@ class GroupMatcher:
         run.lateness = config.allowed_lateness if config is not None else 0
         run.id_field = self.spec.columns.id_field
         run.hidden_id = run.id_field if self.added_id else None
+        run.whole = self.whole
         return run
 
 
@@ -119,16 +121,24 @@ class _GroupRun:
     lateness: float = 0
     id_field: str = "id"
     hidden_id: str | None = None  # an id column the input did not have
+    whole: bool = False  # keep the rows, matched by ``matcher.run`` in ``finish``
+    pending: list[pa.Table] = field(default_factory=list)
 
     def push(self, table: pa.Table) -> tuple[list[Result], list[RejectedEvent]]:
-        """Push a slice of the group's rows in stream order (with the internal columns)."""
+        """Push a slice of the group's rows in stream order (with the internal columns);
+        ``whole``: keep them for ``finish`` (late rows are rejected at once either way)."""
         late, events = self._late(table)
+        if self.whole:
+            self.pending.append(events)
+            return self._expanded(*self._owned([], self._shown(late)))
         found = self.matcher.push(events)
         rejected = [*late, *self.matcher.take_rejected()]
         return self._expanded(*self._owned(found, self._shown(rejected)))
 
     def finish(self) -> tuple[list[Result], list[RejectedEvent]]:
-        found = self.matcher.flush()
+        events, self.pending = self.pending, []
+        # whole: the matches of pushing every row kept, then flushing
+        found = self.matcher.run(pa.concat_tables(events)) if events else self.matcher.flush()
         return self._expanded(*self._owned(found, self._shown(self.matcher.take_rejected())))
 
     def _late(self, table: pa.Table) -> tuple[list[RejectedEvent], pa.Table]:
