@@ -10,7 +10,8 @@ keeping one row of such totals per first point t_1: a table A_j[t_1, t_j] per pr
 probability is exact). Since t_j < t_l, only the last event's points can break the
 window: the prefix tables do not depend on it, are memoized by the prefix's events and
 shared by every match extending the prefix (the incremental computation of section
-4.1).
+4.1). When the window cuts no path, the last step too is memoized, per prefix and
+place of the last event (:func:`_unwindowed`).
 
 Skip till next match: :mod:`kleene.imprecise.next_confidence` (equations 3-4 as a
 dynamic program of the same shape); :func:`point_matches` lists the point matches for
@@ -22,13 +23,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from kleene.imprecise.bounds import Interval
 from kleene.imprecise.model import IntervalEvent, Probability
 
-Memo = dict[tuple[object, ...], np.ndarray]  # running sums of prefixes, probabilities
+# running sums of prefixes, probabilities, last steps (:func:`_unwindowed`)
+Memo = dict[tuple[object, ...], Any]
 
 
 def any_confidence(
@@ -47,12 +50,48 @@ def any_confidence(
     low = max(bounds[0][0], first.lower)
     rows = slice(low - first.lower, bounds[0][1] - first.lower + 1)
     if len(events) > 1:
+        if window is None or last.upper - low <= window:  # the window cuts no path
+            by_row, end = _unwindowed(events, memo)
+            by_first = by_row[rows]
+            nonzero = by_first > 0
+            start = int(nonzero.argmax())
+            if not nonzero[start]:
+                return None
+            return _total(by_first), low + start, last.lower + end
         return _last_step(_cumulative(events[:-1], memo)[rows], events[-2], last, low, window, memo)
     by_first = _pmf(first, memo)[rows]
     positive = np.flatnonzero(by_first > 0)
     if not len(positive):
         return None
     return _total(by_first), low + int(positive[0]), low + int(positive[-1])
+
+
+def _unwindowed(events: Sequence[IntervalEvent], memo: Memo) -> tuple[np.ndarray, int]:
+    """The last step of :func:`any_confidence` when the window cuts no path: per first
+    point (every row of the prefix's table) the probability of the point matches, and
+    the offset in the last event of the last point one can end at. Memoized by the
+    prefix, the last event's probabilities (floats; the event itself when they are
+    exact) and its place relative to the previous event's points (clamped: an event
+    wholly after them, or wholly before, reads the same columns), so the last events
+    in the same place share one vector."""
+    prev, last = events[-2], events[-1]
+    width = last.upper - last.lower + 1
+    top = prev.upper - prev.lower
+    shift = max(-width, min(last.lower - 1 - prev.lower, top))
+    weights = _pmf(last, memo)
+    # float probabilities by value; exact ones by the event (0.5 == Fraction(1, 2))
+    shape = last.pmf if weights.dtype != object else last.position
+    key = ("last", shift, shape, *(e.position for e in events[:-1]))
+    found = memo.get(key)
+    if found is None:
+        columns, hidden = _columns(shift, width, top)
+        if hidden:
+            weights = weights.copy()
+            weights[:hidden] = 0
+        end = width - 1 - int((weights[::-1] > 0).argmax())
+        vector = _cumulative(events[:-1], memo)[:, columns] @ weights
+        found = memo[key] = (vector, end)
+    return found
 
 
 def _last_step(
@@ -132,8 +171,8 @@ def _sum(e: IntervalEvent, memo: Memo) -> Probability:
     key = ("sum", e.position)
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _total(_pmf(e, memo))  # type: ignore[assignment]
-    return found  # type: ignore[return-value]
+        found = memo[key] = _total(_pmf(e, memo))
+    return found
 
 
 def _total(values: np.ndarray) -> Probability:

@@ -255,10 +255,8 @@ class EventFramework:
             for run in runs:
                 if run.key is not None and run.key != key:
                     continue
-                if check and any(x is e for x in run.events):
-                    continue
                 for j in targets:
-                    new = self._take(run, e, j, mask | 1 << j, key, out, later)
+                    new = self._take(run, e, j, mask | 1 << j, key, out, later, check)
                     if new is not None:
                         grown.append((mask | 1 << j, new))
         for mask, run in grown:
@@ -274,16 +272,19 @@ class EventFramework:
         key: Any,
         out: list[ImpreciseMatch],
         later: Later,
+        check: bool,
     ) -> EventRun | None:
         """The run after selecting ``e`` for component j, matching the components of
         ``mask`` (None when it cannot, when it completes, or when it would be pruned
-        before any event could extend it)."""
+        before any event could extend it). ``check``: ``e`` may be in the run already
+        (the same-id check, made once the valid intervals admit ``e``, which most
+        visited runs do not)."""
         interval = (e.lower, e.upper)
         if self.prefixes:
             slots = bounds.extend(run.slots, interval, self.window)
         else:
             slots = bounds.place(run.slots, j, interval, self.window)
-        if slots is None:
+        if slots is None or (check and any(x is e for x in run.events)):
             return None
         complete = mask == self.full
         if not complete and later is not None:

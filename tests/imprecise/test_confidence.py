@@ -99,3 +99,57 @@ def test_algorithm_2_on_events_apart_is_the_product_of_their_masses(chain: Any) 
     assert found[1:] == (min(t[0] for t in matches), max(t[-1] for t in matches))
     positive = [[t for t in range(e.lower, e.upper + 1) if e.prob(t)] for e in events]
     assert len(matches) == prod(len(p) for p in positive)
+
+
+def _listed(events: list[IntervalEvent], ranges: list[tuple[int, int]], window: Any) -> Any:
+    """Confidence, first and last instant of the listed point matches (None if none)."""
+    matches = list(point_matches(events, ranges, window))
+    if not matches:
+        return None
+    total: Any = sum(prod(e.prob(t) for e, t in zip(events, m, strict=True)) for m in matches)
+    return total, min(m[0] for m in matches), max(m[-1] for m in matches)
+
+
+@st.composite
+def shared_prefixes(draw: Any) -> tuple[list[IntervalEvent], list[IntervalEvent], Any]:
+    """One prefix chain and several last events, at offsets before, inside and after
+    the prefix's last event, with equal probabilities as floats or exact (distinct
+    events for the memo, which is keyed by arrival position)."""
+    prefix, _, window = draw(chains())
+    lasts = []
+    for k in range(draw(st.integers(1, 6))):
+        lower = prefix[-1].lower + draw(st.integers(-6, 8))
+        n = draw(st.integers(1, 4))
+        exact = draw(st.booleans())
+        pmf: tuple[Any, ...] = uniform(n, exact)
+        if draw(st.booleans()):
+            pmf = (0, *uniform(n, exact))
+        lasts.append(IntervalEvent(("E", None, 100 + k), lower, lower + len(pmf) - 1, pmf, 100 + k))
+    return prefix, lasts, window
+
+
+@settings(max_examples=150, deadline=None)
+@given(shared_prefixes(), st.data())
+def test_algorithm_2_memo_shared_by_the_matches_of_one_prefix(chain: Any, data: Any) -> None:
+    """The last step is memoized per prefix and place of the last event (an event
+    wholly after, or wholly before, the previous one's points reads the same running
+    sums): every match extending one prefix, computed with one memo in turn, equals
+    its listed point matches, exact probabilities staying exact."""
+    prefix, lasts, window = chain
+    memo: dict[Any, Any] = {}
+    first = prefix[0]
+    for last in lasts:
+        low = data.draw(st.integers(first.lower, first.upper))
+        ranges = [(low, data.draw(st.integers(low, first.upper)))]
+        ranges += [(e.lower, e.upper) for e in [*prefix[1:], last]]
+        events = [*prefix, last]
+        found = any_confidence(events, ranges, window, memo)
+        expected = _listed(events, ranges, window)
+        if expected is None:
+            assert found is None
+            continue
+        assert found is not None
+        assert abs(found[0] - expected[0]) <= 1e-12
+        assert found[1:] == expected[1:]
+        exact = all(type(p) is not float for e in events for p in e.pmf)
+        assert exact == (type(found[0]) is not float)
