@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -62,7 +63,7 @@ def times_of(events: Sequence[Event], positions: Sequence[int]) -> np.ndarray:
     """The events' times as a number array, checked to be in time order (KleeneError
     naming the first event out of order, as the per-event path does)."""
     try:
-        times = np.asarray([e[TIME] for e in events])
+        times = np.asarray(list(map(itemgetter(TIME), events)))
     except (TypeError, ValueError):
         raise NotColumnar from None
     if times.dtype.kind not in "iuf" or times.ndim != 1:
@@ -135,6 +136,8 @@ class Conditions:
             for s in range(len(pattern.sets))
         ]
         self.first_set = sum(self.sets[0]) if self.sets else 0
+        #: every variable's bit, as a row to test a column of bit vectors against
+        self.bits = np.asarray([b for group in self.sets for b in group], dtype=np.int64)
 
     def candidates(self, bits: np.ndarray, times: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """The starts ``i`` of the windows ``[i, ends[i])`` that meet conditions 4-7
@@ -142,9 +145,10 @@ class Conditions:
         n = len(bits)
         at = np.arange(n)
         chosen = np.flatnonzero((ends - at >= self.m) & (bits & self.first_set != 0))
-        for bit in (b for group in self.sets for b in group):  # condition 6
-            sums = np.concatenate(([0], np.cumsum(bits & bit != 0)))
-            chosen = chosen[sums[ends[chosen]] > sums[chosen]]
+        if len(chosen) and len(self.bits):  # condition 6, every variable at once
+            counts = np.zeros((n + 1, len(self.bits)), dtype=np.int32 if n < 2**31 else np.int64)
+            np.cumsum(bits[:, None] & self.bits != 0, axis=0, out=counts[1:])
+            chosen = chosen[(counts[ends[chosen]] > counts[chosen]).all(axis=1)]
         for before, after in zip(self.sets, self.sets[1:], strict=False):  # condition 7
             if not len(chosen):
                 break
