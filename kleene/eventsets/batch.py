@@ -136,8 +136,6 @@ class Conditions:
             for s in range(len(pattern.sets))
         ]
         self.first_set = sum(self.sets[0]) if self.sets else 0
-        #: every variable's bit, as a row to test a column of bit vectors against
-        self.bits = np.asarray([b for group in self.sets for b in group], dtype=np.int64)
 
     def candidates(self, bits: np.ndarray, times: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """The starts ``i`` of the windows ``[i, ends[i])`` that meet conditions 4-7
@@ -145,10 +143,9 @@ class Conditions:
         n = len(bits)
         at = np.arange(n)
         chosen = np.flatnonzero((ends - at >= self.m) & (bits & self.first_set != 0))
-        if len(chosen) and len(self.bits):  # condition 6, every variable at once
-            counts = np.zeros((n + 1, len(self.bits)), dtype=np.int32 if n < 2**31 else np.int64)
-            np.cumsum(bits[:, None] & self.bits != 0, axis=0, out=counts[1:])
-            chosen = chosen[(counts[ends[chosen]] > counts[chosen]).all(axis=1)]
+        for bit in (b for group in self.sets for b in group):  # condition 6
+            sums = np.concatenate(([0], np.cumsum(bits & bit != 0)))
+            chosen = chosen[sums[ends[chosen]] > sums[chosen]]
         for before, after in zip(self.sets, self.sets[1:], strict=False):  # condition 7
             if not len(chosen):
                 break
