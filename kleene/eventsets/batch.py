@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -62,7 +63,7 @@ def times_of(events: Sequence[Event], positions: Sequence[int]) -> np.ndarray:
     """The events' times as a number array, checked to be in time order (KleeneError
     naming the first event out of order, as the per-event path does)."""
     try:
-        times = np.asarray([e[TIME] for e in events])
+        times = np.asarray(list(map(itemgetter(TIME), events)))
     except (TypeError, ValueError):
         raise NotColumnar from None
     if times.dtype.kind not in "iuf" or times.ndim != 1:

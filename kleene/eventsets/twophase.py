@@ -192,9 +192,8 @@ class TwoPhase:
         c.windows += w.partitions
         c.calls += len(w.candidates)
         out: list[Found] = []
-        order = w.order.tolist()
         for start, end in zip(w.candidates.tolist(), w.ends[w.candidates].tolist(), strict=True):
-            chosen = order[start:end]
+            chosen = w.order[start:end].tolist()  # only the candidates' events leave numpy
             c.events_to_a += len(chosen)
             window = [rows[i] for i in chosen]
             out += found(self.algorithm, window, [positions[i] for i in chosen])

@@ -155,6 +155,23 @@ def test_one_partition_and_tied_times() -> None:
     assert batch.calls == [(0, 1, 2, 3), (2, 3)]
 
 
+def test_condition_6_per_window_and_variable() -> None:
+    """Condition 6 over several windows at once: [A, B, C] holds every variable; [A, B,
+    B] is long enough and starts with a variable's event but has no C; the windows
+    starting later are too short (condition 4). One call, on the first window."""
+    query = "PATTERN SEQ({A a, B b, C c}) WITHIN 5"
+    rows = [
+        {"type": t, "timestamp": time, "id": i}
+        for i, (t, time) in enumerate(
+            [("A", 0), ("B", 1), ("C", 2), ("A", 10), ("B", 11), ("B", 12)]
+        )
+    ]
+    _, batch, _ = _run(query, "fc", rows, columns=True)
+    assert batch.calls == [(0, 1, 2)]
+    _, plain, _ = _run(query, "f", rows, columns=True)
+    assert sorted(plain.calls) == [(0, 1, 2), (1, 2), (2,), (3, 4, 5), (4, 5), (5,)]
+
+
 def test_out_of_order_events_are_refused_alike() -> None:
     rows = [{"type": "C", "timestamp": 2, "PID": 1}, {"type": "B", "timestamp": 1, "PID": 1}]
     pattern = ses_pattern("PATTERN SEQ({C c}, {B b}) WITHIN 5")
