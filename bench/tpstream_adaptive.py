@@ -22,9 +22,12 @@ the adaptive run starts from the planner's initial plan (equal buffer sizes, Tab
 selectivities). "adaptive, replayed" applies the (first) adaptive run's switches at the
 same updates without the planner: its distance from the best fixed order is the cost of
 the decisions (the time to notice a shift), the adaptive run's distance from it the
-planner's own cost. The planner observes every 128th update by default, each
-observation weighing as the 128 updates it stands for (observing every update costs
-more than the matcher's own work in the skewed phases).
+planner's own cost. The attached planner observes when the update's time reaches a
+mark about 64 ended situations ahead by default (``--observe-every``; about 128 updates
+of the low-latency matcher, which is also invoked on starts), each observation weighing
+as the situations that ended since the previous one, with the mean of the buffer sizes
+at the interval's two ends (observing every update costs more than the matcher's own
+work in the skewed phases).
 
     python -m bench.tpstream_adaptive [--per-phase N] [--per-window K | --span T]
                                       [--window W] [--alpha A] [--threshold T]
@@ -237,8 +240,9 @@ def main() -> None:
     parser.add_argument(
         "--observe-every",
         type=lambda text: [int(k) for k in text.split(",")],
-        default=[128],
-        help="updates per observation; several (comma-separated) run side by side",
+        default=[64],
+        help="ended situations per observation (updates with --outside); several "
+        "(comma-separated) run side by side",
     )
     parser.add_argument("--repeat", type=int, default=5, help="runs; each chunk's least counts")
     parser.add_argument("--chunk", type=int, default=250, help="updates per interleaved chunk")
@@ -271,7 +275,8 @@ def main() -> None:
         f"Q3 = A before B AND A before C AND B before C, WITHIN {args.window}; "
         f"{args.per_phase} situations over {args.span} time units per phase "
         f"({args.span / args.window:.0f} windows); alpha {args.alpha}, "
-        f"threshold {args.threshold}, observing every {args.observe_every} updates"
+        f"threshold {args.threshold}, observing every {args.observe_every} "
+        + ("updates" if args.outside else "ended situations")
     )
     columns = ["phase", "plan", "situations", "matches", "cpu_s", "per_s", "vs best fixed"]
     print(table(rows, [*columns, "switches", "final order"]))

@@ -194,25 +194,35 @@ class AdaptivePlanner:
         )
 
     def observe_counts(
-        self, sizes: Sequence[float], candidates: list[int], survivors: list[int]
+        self,
+        sizes: Sequence[float],
+        candidates: list[int],
+        survivors: list[int],
+        updates: int | None = None,
     ) -> bool:
         """:meth:`observe` from plain sequences, as a matcher holds them: the buffer
         sizes in the pattern's symbol order, the cumulative counts per constraint (read
-        now, not kept). Returns whether the order changed.
+        now, not kept), and how many updates the observation stands for
+        (``observe_every`` when None; it then weighs ``1 - (1 - alpha)^updates``).
+        Returns whether the order changed.
 
         Only the averages that move are checked against their drift bounds: one that
         did not move since the plan was computed is inside them (the bounds are set
         around the values at that moment)."""
         self.updates += 1
         avg, low, high = self._avg, self._low, self._high
-        weight, keep = self.weight, self._keep
+        if updates is None or updates == self.observe_every:
+            weight, keep = self.weight, self._keep
+        else:
+            keep = (1 - self.alpha) ** updates
+            weight = 1 - keep
         moved = False
         for i, x in enumerate(sizes):
             value = avg[i] = weight * x + keep * avg[i]
             if value < low[i] or value > high[i]:
                 moved = True
         if (candidates != self._counted_c or survivors != self._counted_s) and (
-            self._fold_selectivities(candidates, survivors)
+            self._fold_selectivities(candidates, survivors, weight)
         ):
             moved = True
         if not moved:
@@ -232,14 +242,16 @@ class AdaptivePlanner:
         index, amount = self._largest_drift(before, now)
         return f"re-planned after update {update}: {self._name(index)} drifted by {amount:.0%}"
 
-    def _fold_selectivities(self, candidates: Sequence[int], survivors: Sequence[int]) -> bool:
+    def _fold_selectivities(
+        self, candidates: Sequence[int], survivors: Sequence[int], weight: float
+    ) -> bool:
         """Average in each constraint's survivors per candidate since the previous
         observation (constraints not queried since keep their average; counters that
         went back, as after a restore, count from zero). Returns whether an average
         left its drift bounds."""
         before_c, before_s = self._counted_c, self._counted_s
         avg, low, high, queried = self._avg, self._low, self._high, self._queried
-        weight, keep, slots = self.weight, self._keep, self._slots
+        keep, slots = 1 - weight, self._slots
         moved = False
         if self._distinct:
             for i, c in enumerate(candidates):

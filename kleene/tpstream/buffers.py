@@ -19,13 +19,14 @@ from kleene.tpstream.ranges import Bound, Ranges
 class SituationBuffer:
     """The finished situations of one symbol, ordered by start (and end)."""
 
-    __slots__ = ("_ends", "_head", "_items", "_starts")
+    __slots__ = ("_dropped", "_ends", "_head", "_items", "_starts")
 
     def __init__(self) -> None:
         self._items: list[Situation] = []
         self._starts: list[Time] = []
         self._ends: list[Time] = []
         self._head = 0
+        self._dropped = 0  # situations compacted away (counted only when compacting)
 
     def __len__(self) -> int:
         return len(self._items) - self._head
@@ -48,7 +49,13 @@ class SituationBuffer:
         self._head = bisect_left(self._starts, bound, self._head)
         if self._head > 64 and self._head * 2 > len(self._items):
             del self._items[: self._head], self._starts[: self._head], self._ends[: self._head]
+            self._dropped += self._head
             self._head = 0
+
+    @property
+    def appended(self) -> int:
+        """How many situations were ever appended (read at no cost per append)."""
+        return self._dropped + len(self._items)
 
     def span(self) -> tuple[int, int]:
         """The absolute positions of the live situations."""

@@ -24,6 +24,7 @@ the window bounds that time, so both modes report the same matches.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -83,7 +84,11 @@ class Planner(Protocol):
     def order(self) -> tuple[str, ...]: ...
 
     def observe_counts(
-        self, sizes: Sequence[int], candidates: list[int], survivors: list[int]
+        self,
+        sizes: Sequence[float],
+        candidates: list[int],
+        survivors: list[int],
+        updates: int | None = None,
     ) -> bool: ...
 
 
@@ -117,7 +122,7 @@ class SituationMatcher:
         self.order: tuple[str, ...] = ()
         self.set_order(default_order(pattern) if order is None else order)
         self._planner: Planner | None = None
-        self._due = 0
+        self._mark: Time = math.inf
 
     # -- the interface -------------------------------------------------------------
 
@@ -145,32 +150,53 @@ class SituationMatcher:
             found = self._update_low_latency(time, started, finished)
         else:
             found = self._update_on_end(time, started, finished)
-        planner = self._planner
-        if planner is not None:
-            due = self._due - 1
-            if due:
-                self._due = due
-            else:
-                self._consult(planner)
+        # the planner's turn comes by time (infinitely far without a planner), so an
+        # update does the same one comparison with or without one
+        if time >= self._mark:
+            self._consult(time)
         return found
 
     def attach(self, planner: Planner | None) -> None:
-        """Let ``planner`` choose the order from inside :meth:`update` (section 5.4.1):
-        every ``planner.observe_every``-th update it observes the statistics and, on a
-        switch, the matcher takes its order for the next update. The same schedule as
-        calling ``planner.after_update(matcher)`` after each update, without that call's
-        cost per update; None detaches."""
+        """Let ``planner`` choose the order from inside :meth:`update` (section 5.4.1),
+        None detaches. No update is counted: the planner observes when the update's
+        time reaches a mark set about ``planner.observe_every`` ended situations
+        ahead (at the rate of ends seen so far), and each observation weighs as the
+        situations that ended since the previous one (one updateMatcher call of
+        Algorithm 2 each). The sizes it folds in are the means of those at the
+        interval's two ends, so that one sample of a small buffer's jitter does not
+        count for the whole interval. On a switch the matcher takes the planner's
+        order for its next update."""
         self._planner = planner
+        self._mark = -math.inf if planner is not None else math.inf
+        self._since: Time | None = None
+        self._step: Time = 0
+        self._ended = sum(b.appended for b in self._in_symbol_order)
+        self._sizes_then: list[int] | None = None
         if planner is not None:
-            self._due = planner.observe_every
             self.set_order(planner.order)
 
-    def _consult(self, planner: Planner) -> None:
-        """The planner reads the buffer sizes (in symbol order) and the live counters,
-        without the copies :meth:`statistics` makes."""
-        self._due = planner.observe_every
-        if planner.observe_counts(*self.counters()):
-            self.set_order(planner.order)
+    def _consult(self, time: Time) -> None:
+        """The planner's turn: it reads the mean buffer sizes over the interval and
+        the live counters (without the copies :meth:`statistics` makes), weighted by
+        the situations that ended in the interval; then the next mark."""
+        planner = self._planner
+        assert planner is not None
+        ended = sum(b.appended for b in self._in_symbol_order)
+        count, self._ended = ended - self._ended, ended
+        since, self._since = self._since, time
+        if count > 0:
+            sizes, candidates, survivors = self.counters()
+            then, self._sizes_then = self._sizes_then, sizes
+            mean: list[float] = list(sizes)
+            if then is not None:
+                mean = [(a + b) / 2 for a, b in zip(sizes, then, strict=True)]
+            if planner.observe_counts(mean, candidates, survivors, count):
+                self.set_order(planner.order)
+        if since is not None and time > since:
+            # as long again per observe_every ends; twice as long when none ended
+            elapsed = time - since
+            self._step = elapsed * planner.observe_every / count if count else 2 * elapsed
+        self._mark = time + self._step
 
     def flush(self, time: Time) -> list[TemporalMatch]:
         """End of stream: a situation still running never ends (Definition 7), so no
