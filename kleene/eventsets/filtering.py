@@ -25,6 +25,7 @@ from kleene.compiler.columnar import GiveUp, Raw, Value, conjunction
 from kleene.compiler.expr import Compare, Load
 from kleene.eventsets.compile import properties_test
 from kleene.eventsets.model import SesPattern
+from kleene.eventsets.sources import RowSource, Source
 
 Event = Mapping[str, Any]
 
@@ -60,19 +61,22 @@ class PropertyBits:
         is exact and event by event where it is not."""
         return self.array(events).tolist()
 
-    def array(self, events: Sequence[Event]) -> np.ndarray:
-        """:meth:`of_batch` as an int64 array. Each column is read once and each
-        distinct property evaluated once (variables often share them, as the type)."""
-        n = len(events)
+    def array(self, events: Sequence[Event] | Source) -> np.ndarray:
+        """:meth:`of_batch` as an int64 array, of dict rows or of a column source (an
+        Arrow table's columns, :mod:`kleene.eventsets.sources`). Each column is read
+        once and each distinct property evaluated once (variables often share them, as
+        the type)."""
+        source = RowSource(events) if isinstance(events, Sequence) else events
+        n = source.n
         total = np.zeros(n, dtype=np.int64)
-        columns: dict[str, list[Any]] = {}
+        columns: dict[str, Raw] = {}
         loads: dict[Load, Value] = {}
         masks: dict[Compare, np.ndarray | None] = {}
 
         def resolve(load: Load) -> Raw:
             key = load.key
             if key not in columns:
-                columns[key] = [e.get(key) for e in events]
+                columns[key] = source.column(key)
             return columns[key]
 
         def mask(comparison: Compare) -> np.ndarray | None:
@@ -88,7 +92,8 @@ class PropertyBits:
             for c in props:
                 one = mask(c.comparison)
                 if one is None:  # the columnar backend gives up: the row evaluation
-                    holds = np.fromiter((test(e) for e in events), dtype=bool, count=n)
+                    rows = source.all_rows()
+                    holds = np.fromiter((test(e) for e in rows), dtype=bool, count=n)
                     break
                 holds &= one
             total[holds] |= bit
