@@ -89,8 +89,7 @@ def test_query_run_rejects_the_same_events_from_a_table(
 
 QUERY = "PATTERN SEQ({A a, B+ b}, {A c}) WHERE a.x = b.x AND b.x = c.x AND b.y > 0 WITHIN 4"
 ROWS = [
-    {"type": t, "timestamp": k, "id": k, "x": k % 2, "y": k % 3}
-    for k, t in enumerate("ABBDABAABA")
+    {"type": t, "timestamp": k, "id": k, "x": k % 2, "y": k % 3} for k, t in enumerate("ABBDABAABA")
 ]
 
 
