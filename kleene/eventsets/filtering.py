@@ -23,6 +23,7 @@ import numpy as np
 
 from kleene.compiler.columnar import GiveUp, Raw, Value, conjunction
 from kleene.compiler.expr import Compare, Load
+from kleene.compiler.expr import loads as loads_of
 from kleene.eventsets.compile import properties_test
 from kleene.eventsets.model import SesPattern
 from kleene.eventsets.sources import RowSource, Source
@@ -82,7 +83,9 @@ class PropertyBits:
         def mask(comparison: Compare) -> np.ndarray | None:
             if comparison not in masks:
                 try:
-                    masks[comparison] = conjunction([comparison], resolve, n, cache=loads)
+                    masks[comparison] = _by_codes(comparison, source) if n else None
+                    if masks[comparison] is None:
+                        masks[comparison] = conjunction([comparison], resolve, n, cache=loads)
                 except GiveUp:
                     masks[comparison] = None
             return masks[comparison]
@@ -98,3 +101,15 @@ class PropertyBits:
                 holds &= one
             total[holds] |= bit
         return total
+
+
+def _by_codes(comparison: Compare, source: Source) -> np.ndarray | None:
+    """A comparison reading one string column, evaluated by the columnar backend on the
+    column's distinct values and spread to the events by their codes (None where the
+    source has no codes for it)."""
+    keys = {load.key for load in loads_of(comparison)}
+    coded = source.codes(keys.pop()) if len(keys) == 1 else None
+    if coded is None:
+        return None
+    codes, distinct = coded
+    return conjunction([comparison], lambda _: distinct, len(distinct))[codes]

@@ -47,6 +47,10 @@ class Source(Protocol):
     def time_at(self, j: int) -> Any:
         """Event ``j``'s time as the user gave it."""
 
+    def codes(self, key: str) -> tuple[np.ndarray, Raw] | None:
+        """A string column without nulls as codes into its distinct values (so a
+        condition on it alone is evaluated once per distinct value), or None."""
+
     def keys(self, kept: Sequence[int], attributes: tuple[str, ...]) -> Iterator[Any]:
         """Per kept event, its partition key (None if it fails the equalities)."""
 
@@ -76,6 +80,9 @@ class RowSource:
     def time_at(self, j: int) -> Any:
         return self._rows[j][TIME]
 
+    def codes(self, key: str) -> tuple[np.ndarray, Raw] | None:
+        return None  # factorizing Python values costs more than it saves
+
     def keys(self, kept: Sequence[int], attributes: tuple[str, ...]) -> Iterator[Any]:
         rows = self._rows
         return (partition_key(rows[i], attributes) for i in kept)
@@ -95,6 +102,7 @@ class TableSource:
         self.n = table.num_rows
         self._names = set(table.column_names)
         self._rows: list[dict[str, Any]] | None = None
+        self._codes: dict[str, tuple[np.ndarray, Raw] | None] = {}
 
     def column(self, key: str) -> Raw:
         if key not in self._names:
@@ -112,6 +120,21 @@ class TableSource:
 
     def time_at(self, j: int) -> Any:
         return self.table.column(TIME)[j].as_py()
+
+    def codes(self, key: str) -> tuple[np.ndarray, Raw] | None:
+        if key not in self._codes:
+            self._codes[key] = self._encode(key)
+        return self._codes[key]
+
+    def _encode(self, key: str) -> tuple[np.ndarray, Raw] | None:
+        if key not in self._names:
+            return None
+        column = self.table.column(key)
+        kind = column.type
+        if column.null_count or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            return None
+        encoded = column.combine_chunks().dictionary_encode()
+        return np.asarray(encoded.indices.to_numpy()), encoded.dictionary
 
     def keys(self, kept: Sequence[int], attributes: tuple[str, ...]) -> Iterator[Any]:
         values = [
