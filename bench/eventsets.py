@@ -28,12 +28,14 @@ matches of each window (selected while matching), the join tree, ZStream, every 
 patterns have no equality to partition on, so there only f and fc are run, as in the
 paper.
 
-The baseline is the plain match window with A called on every window, timed both event
-by event (Algorithm 1) and column-wise over the prefix; the faster counts. The
-prunings read the prefix column-wise (``kleene/eventsets/batch.py``: the filtering
-mask, partition codes, windows and Theorem 2's conditions computed over the whole
-prefix; ``--path events`` reads it event by event instead), timed as the median of
-repeated runs; column ``A`` is the share of the last pruning's time spent in A.
+Every case gets the generator's input in both forms, its Arrow table and its dict rows.
+The baseline is the plain match window with A called on every window, timed event by
+event (Algorithm 1, dict rows) and column-wise over the prefix from the dict rows and
+from the table; the fastest counts. The prunings read the prefix's table column-wise
+(``kleene/eventsets/batch.py``: the filtering mask, partition codes, windows and
+Theorem 2's conditions computed over the whole prefix; ``--path events`` reads its dict
+rows event by event instead), timed as the median of repeated runs; column ``A`` is
+the share of the last pruning's time spent in A.
 
 The defaults run in a few minutes (k = 1, 2, 4, 6, 8, 10, one pattern per k, 0.5 CPU s
 per baseline, |E| up to 10^4); ``--full`` runs the full sizes (k = 1 … 10, two
@@ -77,16 +79,27 @@ DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
 # --- workloads and patterns ---------------------------------------------------------
 
 
-def onco(patients: int, days: int) -> list[dict[str, Any]]:
+class Input:
+    """One workload in both forms: the generator's Arrow table and its dict rows."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        self.rows: list[dict[str, Any]] = table.to_pylist()
+
+    def prefix(self, n: int) -> Input:
+        return Input(self.table.slice(0, n))
+
+
+def onco(patients: int, days: int) -> Input:
     from kleene.datagen import chemo
 
-    return chemo.generate(patients, days=days, seed=1).to_pylist()
+    return Input(chemo.generate(patients, days=days, seed=1))
 
 
-def nyse(events: int, rate: float) -> list[dict[str, Any]]:
+def nyse(events: int, rate: float) -> Input:
     from kleene.datagen import trades
 
-    return trades.generate(events, symbols=10, seed=1, rate=rate).to_pylist()
+    return Input(trades.generate(events, symbols=10, seed=1, rate=rate))
 
 
 def _sets(kind: str, members: list[str]) -> str:
@@ -176,13 +189,11 @@ class _Timed:
             self.seconds += time.process_time() - start
 
 
-def batch(
-    query: str, algorithm: str, pruning: str, events: list[dict[str, Any]], output: str
-) -> dict[str, Any]:
-    """CPU seconds of one case over a whole finite input with the pre-processing
-    computed column-wise (``TwoPhase.run_columns``): the median of runs repeated until
-    they take 0.2 CPU s (at least 3, once if one run takes longer), and the share of
-    a further run's time spent in A."""
+def batch(query: str, algorithm: str, pruning: str, events: Any, output: str) -> dict[str, Any]:
+    """CPU seconds of one case over a whole finite input (dict rows or an Arrow table)
+    with the pre-processing computed column-wise (``TwoPhase.run_columns``): the median
+    of runs repeated until they take 0.2 CPU s (at least 3, once if one run takes
+    longer), and the share of a further run's time spent in A."""
     strategy = _strategy(query, algorithm, pruning, output)
     runs: list[float] = []
     while not runs or (sum(runs) < 0.2 and (len(runs) < 3 or runs[0] < 0.2 / 3)):
@@ -207,7 +218,7 @@ PAPER_OUTPUT = {"automaton": "earliest-maximal", "join tree": "all"}
 def gains(
     query: str,
     workload: str,
-    events: list[dict[str, Any]],
+    events: Input,
     limit: float,
     output: str = "paper",
     path: str = "columns",
@@ -215,25 +226,26 @@ def gains(
     """(algorithm, pruning) -> throughput gain over that algorithm's baseline, every
     pruning reading the prefix the baseline read within ``limit`` (same matches).
     ``output`` "paper" gives each algorithm its output in the paper. The baseline is the
-    plain match window, event by event as Algorithm 1 reads it or column-wise,
-    whichever is faster; the prunings run column-wise (``path`` "columns") or event by
-    event ("events"). (algorithm, "A") is the share of the last pruning's time spent in
+    plain match window, event by event as Algorithm 1 reads it (dict rows) or
+    column-wise (from the dict rows and from the Arrow table), whichever is fastest;
+    the prunings run column-wise from the table (``path`` "columns") or event by event
+    ("events"). (algorithm, "A") is the share of the last pruning's time spent in
     algorithm A."""
     out = {}
     for algorithm in ALGORITHMS:
         chosen = PAPER_OUTPUT[algorithm] if output == "paper" else output
-        base = throughput(query, algorithm, "none", events, limit, chosen)
-        prefix = events[: base["read"]]
-        plain = batch(query, algorithm, "none", prefix, chosen)
-        if plain["matches"] != base["matches"]:
+        base = throughput(query, algorithm, "none", events.rows, limit, chosen)
+        prefix = events.prefix(base["read"])
+        plain = [batch(query, algorithm, "none", x, chosen) for x in (prefix.rows, prefix.table)]
+        if any(p["matches"] != base["matches"] for p in plain):
             raise AssertionError(f"the column-wise windows changed the matches of {query}")
-        base_s = min(base["cpu_s"], plain["cpu_s"])
+        base_s = min(base["cpu_s"], *(p["cpu_s"] for p in plain))
         for pruning in PRUNINGS[workload][1:]:
             if path == "columns":
-                found = batch(query, algorithm, pruning, prefix, chosen)
+                found = batch(query, algorithm, pruning, prefix.table, chosen)
                 out[algorithm, "A"] = found["a_share"]
             else:
-                found = throughput(query, algorithm, pruning, prefix, float("inf"), chosen)
+                found = throughput(query, algorithm, pruning, prefix.rows, float("inf"), chosen)
             if found["matches"] != base["matches"]:
                 raise AssertionError(f"{pruning} changed the matches of {query}")
             out[algorithm, pruning] = base_s / found["cpu_s"]

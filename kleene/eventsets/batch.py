@@ -26,24 +26,17 @@ window that holds a match starting at its first event, so A finds the same match
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from kleene.errors import KleeneError
 from kleene.eventsets.model import SesPattern, Time
-from kleene.eventsets.partitioning import partition_key
-from kleene.eventsets.windows import TIME
+from kleene.eventsets.sources import NotColumnar, Source
 
-Event = Mapping[str, Any]
-
-
-class NotColumnar(Exception):
-    """The batch's times are not plain numbers (or the window bounds would round):
-    the caller reads it event by event."""
+__all__ = ["Conditions", "NotColumnar", "Windows", "windows"]
 
 
 @dataclass(frozen=True)
@@ -59,13 +52,10 @@ class Windows:
     partitions: int
 
 
-def times_of(events: Sequence[Event], positions: Sequence[int]) -> np.ndarray:
+def times_of(source: Source, positions: Sequence[int]) -> np.ndarray:
     """The events' times as a number array, checked to be in time order (KleeneError
     naming the first event out of order, as the per-event path does)."""
-    try:
-        times = np.asarray(list(map(itemgetter(TIME), events)))
-    except (TypeError, ValueError):
-        raise NotColumnar from None
+    times = source.times()
     if times.dtype.kind not in "iuf" or times.ndim != 1:
         raise NotColumnar
     if times.dtype.kind == "f" and not (np.abs(times) <= 2.0**53).all():
@@ -74,21 +64,21 @@ def times_of(events: Sequence[Event], positions: Sequence[int]) -> np.ndarray:
     if len(late):
         j = int(late[0]) + 1
         raise KleeneError(
-            f"event {positions[j]} at {events[j][TIME]!r} is earlier than the one before "
+            f"event {positions[j]} at {source.time_at(j)!r} is earlier than the one before "
             "it: event-set matching reads events in time order (sort them first)"
         )
     return times
 
 
 def partition_codes(
-    events: Sequence[Event], kept: np.ndarray, attributes: tuple[str, ...]
+    source: Source, kept: np.ndarray, attributes: tuple[str, ...]
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The kept events (batch indices) whose key is usable and each one's partition
     code, numbered by first appearance; and the number of partitions."""
     codes: dict[tuple[Any, ...], int] = {}
     index, code = [], []
-    for i in kept.tolist():
-        key = partition_key(events[i], attributes)
+    at = kept.tolist()
+    for i, key in zip(at, source.keys(at, attributes), strict=True):
         if key is not None:  # a missing or null key value fails the equalities
             index.append(i)
             code.append(codes.setdefault(key, len(codes)))
@@ -167,7 +157,7 @@ def _previous(bits: np.ndarray, bit: int) -> np.ndarray:
 
 
 def windows(
-    events: Sequence[Event],
+    source: Source,
     positions: Sequence[int],
     bits: np.ndarray,
     filtering: bool,
@@ -178,10 +168,10 @@ def windows(
     """The match windows of a finite batch (every one complete) and the candidates:
     every window without ``conditions``. ``bits`` are the events' bit vectors (read
     only by filtering and the conditions)."""
-    times = times_of(events, positions)
-    kept = np.flatnonzero(bits) if filtering else np.arange(len(events))
+    times = times_of(source, positions)
+    kept = np.flatnonzero(bits) if filtering else np.arange(source.n)
     if attributes:
-        kept, codes, partitions = partition_codes(events, kept, attributes)
+        kept, codes, partitions = partition_codes(source, kept, attributes)
         by_code = np.argsort(codes, kind="stable")
         order, codes = kept[by_code], codes[by_code]
     else:

@@ -23,8 +23,10 @@ import numpy as np
 
 from kleene.compiler.columnar import GiveUp, Raw, Value, conjunction
 from kleene.compiler.expr import Compare, Load
+from kleene.compiler.expr import loads as loads_of
 from kleene.eventsets.compile import properties_test
 from kleene.eventsets.model import SesPattern
+from kleene.eventsets.sources import RowSource, Source
 
 Event = Mapping[str, Any]
 
@@ -60,25 +62,30 @@ class PropertyBits:
         is exact and event by event where it is not."""
         return self.array(events).tolist()
 
-    def array(self, events: Sequence[Event]) -> np.ndarray:
-        """:meth:`of_batch` as an int64 array. Each column is read once and each
-        distinct property evaluated once (variables often share them, as the type)."""
-        n = len(events)
+    def array(self, events: Sequence[Event] | Source) -> np.ndarray:
+        """:meth:`of_batch` as an int64 array, of dict rows or of a column source (an
+        Arrow table's columns, :mod:`kleene.eventsets.sources`). Each column is read
+        once and each distinct property evaluated once (variables often share them, as
+        the type)."""
+        source = RowSource(events) if isinstance(events, Sequence) else events
+        n = source.n
         total = np.zeros(n, dtype=np.int64)
-        columns: dict[str, list[Any]] = {}
+        columns: dict[str, Raw] = {}
         loads: dict[Load, Value] = {}
         masks: dict[Compare, np.ndarray | None] = {}
 
         def resolve(load: Load) -> Raw:
             key = load.key
             if key not in columns:
-                columns[key] = [e.get(key) for e in events]
+                columns[key] = source.column(key)
             return columns[key]
 
         def mask(comparison: Compare) -> np.ndarray | None:
             if comparison not in masks:
                 try:
-                    masks[comparison] = conjunction([comparison], resolve, n, cache=loads)
+                    masks[comparison] = _by_codes(comparison, source) if n else None
+                    if masks[comparison] is None:
+                        masks[comparison] = conjunction([comparison], resolve, n, cache=loads)
                 except GiveUp:
                     masks[comparison] = None
             return masks[comparison]
@@ -88,8 +95,21 @@ class PropertyBits:
             for c in props:
                 one = mask(c.comparison)
                 if one is None:  # the columnar backend gives up: the row evaluation
-                    holds = np.fromiter((test(e) for e in events), dtype=bool, count=n)
+                    rows = source.all_rows()
+                    holds = np.fromiter((test(e) for e in rows), dtype=bool, count=n)
                     break
                 holds &= one
             total[holds] |= bit
         return total
+
+
+def _by_codes(comparison: Compare, source: Source) -> np.ndarray | None:
+    """A comparison reading one string column, evaluated by the columnar backend on the
+    column's distinct values and spread to the events by their codes (None where the
+    source has no codes for it)."""
+    keys = {load.key for load in loads_of(comparison)}
+    coded = source.codes(keys.pop()) if len(keys) == 1 else None
+    if coded is None:
+        return None
+    codes, distinct = coded
+    return conjunction([comparison], lambda _: distinct, len(distinct))[codes]

@@ -35,6 +35,7 @@ from kleene.eventsets.partitioning import (
     removed,
     without_partitioning,
 )
+from kleene.eventsets.sources import RowSource, Source, source_of
 from kleene.eventsets.stream import Algorithm, Found, found
 from kleene.eventsets.windows import TIME, MatchWindow
 from kleene.runtime import snapshot
@@ -156,10 +157,20 @@ class TwoPhase:
         out += self.flush()
         return [f.match for f in out]
 
-    def run_columns(self, events: Sequence[Event]) -> list[SesMatch]:
-        """:meth:`run` with the pre-processing computed column-wise (:meth:`drain`)."""
+    def run_columns(self, events: Any) -> list[SesMatch]:
+        """:meth:`run` with the pre-processing computed column-wise (:meth:`drain`).
+        ``events``: a sequence of dict rows, an Arrow Table or RecordBatch or a pandas
+        DataFrame; a table's columns are read as arrays and dict rows are built only for
+        the events of the windows A is called on."""
         self.reset()
-        return [f.match for f in self.drain(range(len(events)), events)]
+        source = source_of(events)
+        positions = range(source.n)
+        try:
+            out = self._drain(positions, source)
+        except NotColumnar:
+            self.reset()
+            out = self.drain(positions, source.all_rows())
+        return [f.match for f in out]
 
     def drain(self, positions: Sequence[int], rows: Sequence[Event]) -> list[Found]:
         """The matches of a finite input read to its end (a fresh stream's every
@@ -169,7 +180,7 @@ class TwoPhase:
         the times are not plain numbers."""
         if not self.windows and self._last is None:
             try:
-                return self._drain(positions, rows)
+                return self._drain(positions, RowSource(rows))
             except NotColumnar:
                 pass
         out: list[Found] = []
@@ -177,25 +188,33 @@ class TwoPhase:
             out += self.push(position, row)
         return out + self.flush()
 
-    def _drain(self, positions: Sequence[int], rows: Sequence[Event]) -> list[Found]:
+    def _drain(self, positions: Sequence[int], source: Source) -> list[Found]:
         f = self.flags
-        bits = self.bits.array(rows) if self._needs_bits else np.zeros(len(rows), np.int64)
+        n = source.n
+        bits = self.bits.array(source) if self._needs_bits else np.zeros(n, np.int64)
         conditions = Conditions(self.pattern) if f.conditions else None
         w = windows(
-            rows, positions, bits, f.filtering, self.attributes, self.pattern.window, conditions
+            source, positions, bits, f.filtering, self.attributes, self.pattern.window, conditions
         )
-        if len(rows):
-            self._last = rows[-1][TIME]
+        if n:
+            self._last = source.time_at(n - 1)
         c = self.counters
-        c.events += len(rows)
+        c.events += n
         c.kept += len(w.order)
         c.windows += w.partitions
         c.calls += len(w.candidates)
+        spans = list(zip(w.candidates.tolist(), w.ends[w.candidates].tolist(), strict=True))
+        at: Any = {}
+        if isinstance(source, RowSource):
+            at = source.all_rows()
+        elif spans:  # only the candidates' events leave the columns, each read once
+            needed = np.unique(np.concatenate([w.order[a:b] for a, b in spans])).tolist()
+            at = dict(zip(needed, source.rows(needed), strict=True))
         out: list[Found] = []
-        for start, end in zip(w.candidates.tolist(), w.ends[w.candidates].tolist(), strict=True):
-            chosen = w.order[start:end].tolist()  # only the candidates' events leave numpy
+        for start, end in spans:
+            chosen = w.order[start:end].tolist()
             c.events_to_a += len(chosen)
-            window = [rows[i] for i in chosen]
+            window = [at[i] for i in chosen]
             out += found(self.algorithm, window, [positions[i] for i in chosen])
         return out
 
