@@ -57,19 +57,21 @@ def _compute(
     n, length = len(batch), len(batch[0][0])
     padded: dict[int, list[float]] = {}
     probs: list[list[float]] = []
-    lowers = np.empty((n, length), dtype=np.int64)
-    valid = np.empty((n, 2), dtype=np.int64)
-    for m, (events, bounds) in enumerate(batch):
-        for j, e in enumerate(events):
+    low: list[int] = []
+    valid: list[tuple[int, int]] = []
+    for events, bounds in batch:
+        for e in events:
             row = padded.get(id(e))
             if row is None:
                 row = padded[id(e)] = [float(p) for p in e.pmf] + [0.0] * (width - len(e.pmf))
             probs.append(row)
-            lowers[m, j] = e.lower
-        valid[m] = (max(bounds[0][0], events[0].lower), bounds[0][1])
+            low.append(e.lower)
+        valid.append((max(bounds[0][0], events[0].lower), bounds[0][1]))
+    lowers = np.array(low, dtype=np.int64).reshape(n, length)
     p = np.array(probs, dtype=np.float64).reshape(n, length, width)
     points = np.arange(width)
-    first = valid - lowers[:, :1]  # the first event's valid points, as offsets
+    # the first event's valid points, as offsets
+    first = np.array(valid, dtype=np.int64) - lowers[:, :1]
     starts = p[:, 0, :] * ((points >= first[:, :1]) & (points <= first[:, 1:]))
     table = np.zeros((n, width, width))
     table[:, points, points] = starts

@@ -339,7 +339,12 @@ class EventFramework:
         them when there are enough with float probabilities
         (:mod:`kleene.imprecise.batch`), else one by one, memoized."""
         done, self.completed = self.completed, []
-        rough = [m for m in done if all(floats(e, self.memo) for e in m[0])]
+        known: dict[int, bool] = {}  # per event: float probabilities
+        for m in done:
+            for e in m[0]:
+                if id(e) not in known:
+                    known[id(e)] = floats(e, self.memo)
+        rough = [m for m in done if all(known[id(e)] for e in m[0])]
         batched: dict[int, Any] = {}
         if len(rough) >= _BATCH:
             found = any_confidences([(m[0], m[1]) for m in rough], self.window)
