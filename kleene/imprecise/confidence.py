@@ -230,6 +230,11 @@ def _step(before: np.ndarray, prev: IntervalEvent, e: IntervalEvent, memo: Memo)
     return out
 
 
+def floats(e: IntervalEvent, memo: Memo) -> bool:
+    """Whether the event's probabilities are all floats (none exact)."""
+    return bool(_pmf(e, memo).dtype != object)
+
+
 def _pmf(e: IntervalEvent, memo: Memo) -> np.ndarray:
     """The event's probabilities as floats, or as Python numbers when one is exact."""
     key = ("pmf", e.position)

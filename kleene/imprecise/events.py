@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 
 from kleene.compiler.plan import Plan
 from kleene.imprecise import bounds
+from kleene.imprecise.batch import any_confidences
 from kleene.imprecise.collapse import (
     Collapser,
     Group,
@@ -57,7 +58,7 @@ from kleene.imprecise.collapse import (
     spoilers,
     vectors_before,
 )
-from kleene.imprecise.confidence import Memo, any_confidence, point_matches
+from kleene.imprecise.confidence import Memo, any_confidence, floats, point_matches
 from kleene.imprecise.model import IntervalEvent
 from kleene.imprecise.next_confidence import TooManyCases, next_confidence
 from kleene.imprecise.ordering import Held, Presented, QueryOrder, SelectivityOrder
@@ -70,6 +71,12 @@ METHODS = ("any", "query", "selectivity")
 # per component, the earliest lower bound of an event still to be presented for it
 Later = tuple[int, ...] | None
 _MEMO_CELLS = 5_000_000  # memoized Algorithm 2 tables hold at most about this many cells
+_BATCH = 16  # from this many matches with float probabilities, Algorithm 2 goes batched
+# ... if their intervals hold at most this many points: wider tables (11 at δ = 5, 21 at
+# δ = 10, 101 at δ = 50) gain more from the per-match path's shared prefix tables
+_BATCH_WIDTH = 16
+# a match completed under skip till any match: its events, valid intervals, bindings
+Completed = tuple[tuple[IntervalEvent, ...], tuple[bounds.Interval, ...], tuple[Any, ...]]
 
 
 class EventRun(NamedTuple):
@@ -130,6 +137,7 @@ class EventFramework:
         self.memo: Memo = {}
         self.memo_limit = max(100, _MEMO_CELLS // (u_max + 1) ** 2)  # tables of that size
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
+        self.completed: list[Completed] = []  # skip till any match: to confide
         self.pending: list[Signature] = []  # skip till next match: signatures not yet final
         self.collapser = Collapser(plan, self.steps, window, True, self.candidates, keep)
         self.horizon = None if window is None else 2 * window + u_max + 1
@@ -178,6 +186,7 @@ class EventFramework:
         for (e, matched), later in zip(presented, self._later(presented, t_emit), strict=True):
             if matched:
                 self._select(e, matched, out, later)
+        self._confide(out)
         if t_emit is not None:
             if self.order is None:
                 self._prune([t_emit] * self.length, t_emit)
@@ -325,11 +334,35 @@ class EventFramework:
         if self.next_match:
             self.pending.append(Signature(events, valid, vector, key))
             return
-        if len(self.memo) > self.memo_limit:
-            self.memo.clear()
-        found = any_confidence(events, valid, self.window, self.memo)
-        if found is not None and self.keep(found[0]):
-            out.append(make_result(self.plan, events, vector, found[1], found[2], found[0]))
+        self.completed.append((events, valid, vector))
+
+    def _confide(self, out: list[ImpreciseMatch]) -> None:
+        """The results of the matches completed since the last call, in the order they
+        completed: their confidences by Algorithm 2, as one array operation over all of
+        them when there are enough with float probabilities and narrow intervals
+        (:mod:`kleene.imprecise.batch`), else one by one, memoized."""
+        done, self.completed = self.completed, []
+        known: dict[int, bool] = {}  # per event: float probabilities, a narrow interval
+        for m in done:
+            for e in m[0]:
+                if id(e) not in known:
+                    narrow = e.upper - e.lower < _BATCH_WIDTH
+                    known[id(e)] = narrow and floats(e, self.memo)
+        rough = [m for m in done if all(known[id(e)] for e in m[0])]
+        batched: dict[int, Any] = {}
+        if len(rough) >= _BATCH:
+            found = any_confidences([(m[0], m[1]) for m in rough], self.window)
+            batched = {id(m): f for m, f in zip(rough, found, strict=True)}
+        for m in done:
+            events, valid, vector = m
+            if id(m) in batched:
+                result = batched[id(m)]
+            else:
+                if len(self.memo) > self.memo_limit:
+                    self.memo.clear()
+                result = any_confidence(events, valid, self.window, self.memo)
+            if result is not None and self.keep(result[0]):
+                out.append(make_result(self.plan, events, vector, result[1], result[2], result[0]))
 
     def _next_result(self, sig: Signature) -> ImpreciseMatch | None:
         """Skip till next match: the signature's confidence over its valid intervals,

@@ -89,6 +89,7 @@ REBUILT: dict[type, tuple[str, ...]] = {
     EventFramework: (
         *("components", "horizon", "keep", "length", "next_match"),
         *("plan", "start", "steps", "u_max", "window", "prefixes", "memo_limit", "full"),
+        "completed",  # empty between pushes
     ),
     QueryOrder: (),
     SelectivityOrder: ("window",),

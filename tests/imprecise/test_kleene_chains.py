@@ -177,6 +177,9 @@ def test_floating_point_confidence_is_within_1e_12(text: str, events: list[dict[
     q = kleene.compile(text, time="interval", strategy="skip_till_any_match")
     got = {tuple(sorted(m.ids().items())): m.confidence for m in q.run(events)}
     assert got.keys() == want.keys()
+    explicit = {e["id"] for e in events if "pmf" in e}  # exact (Fraction) probabilities
     for sig, c in got.items():
-        assert isinstance(c, float)
+        # exact probabilities stay exact: a float unless every event has explicit ones
+        ids = {i for _, group in sig for i in group}
+        assert isinstance(c, Fraction if ids <= explicit else float)
         assert c == pytest.approx(float(want[sig]), abs=1e-12)
