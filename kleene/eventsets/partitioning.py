@@ -71,10 +71,9 @@ def partition_key(event: Mapping[str, Any], attributes: tuple[str, ...]) -> tupl
     """The event's values of the partitioning attributes, or None when one is missing,
     null or not equal to itself (such an event fails the equalities: it is in no
     match)."""
-    key = []
-    for attr in attributes:
-        value = event.get(attr)
-        if value is None or value != value:
-            return None
-        key.append(value)
-    return tuple(key)
+    return key_of(tuple(event.get(attr) for attr in attributes))
+
+
+def key_of(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``values`` as a partition key, or None when one is null or not equal to itself."""
+    return None if any(v is None or v != v for v in values) else values

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from kleene.compiler.columnar import Raw
 from kleene.eventsets.compile import TIME
-from kleene.eventsets.partitioning import partition_key
+from kleene.eventsets.partitioning import key_of, partition_key
 
 Event = Mapping[str, Any]
 
@@ -142,8 +142,7 @@ class TableSource:
             for a in attributes
         ]
         for i in kept:
-            key = tuple(v[i] for v in values)
-            yield None if any(x is None or x != x for x in key) else key
+            yield key_of(tuple(v[i] for v in values))
 
     def rows(self, indices: Sequence[int]) -> list[Event]:
         if self._rows is not None:
