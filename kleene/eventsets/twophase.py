@@ -95,6 +95,7 @@ class TwoPhase:
         self.algorithm = algorithm(self.reduced)
         self.bits = PropertyBits(pattern)
         self._needs_bits = filtering or conditions
+        self._conditions = Conditions(pattern) if conditions else None
         self.reset()
 
     def explain(self) -> list[str]:
@@ -192,9 +193,14 @@ class TwoPhase:
         f = self.flags
         n = source.n
         bits = self.bits.array(source) if self._needs_bits else np.zeros(n, np.int64)
-        conditions = Conditions(self.pattern) if f.conditions else None
         w = windows(
-            source, positions, bits, f.filtering, self.attributes, self.pattern.window, conditions
+            source,
+            positions,
+            bits,
+            f.filtering,
+            self.attributes,
+            self.pattern.window,
+            self._conditions,
         )
         if n:
             self._last = source.time_at(n - 1)
