@@ -47,7 +47,7 @@ class Source(Protocol):
     def time_at(self, j: int) -> Any:
         """Event ``j``'s time as the user gave it."""
 
-    def codes(self, key: str) -> tuple[np.ndarray, Raw] | None:
+    def codes(self, key: str) -> tuple[np.ndarray, pa.Array] | None:
         """A string column without nulls as codes into its distinct values (so a
         condition on it alone is evaluated once per distinct value), or None."""
 
@@ -80,7 +80,7 @@ class RowSource:
     def time_at(self, j: int) -> Any:
         return self._rows[j][TIME]
 
-    def codes(self, key: str) -> tuple[np.ndarray, Raw] | None:
+    def codes(self, key: str) -> tuple[np.ndarray, pa.Array] | None:
         return None  # factorizing Python values costs more than it saves
 
     def keys(self, kept: Sequence[int], attributes: tuple[str, ...]) -> Iterator[Any]:
@@ -102,7 +102,7 @@ class TableSource:
         self.n = table.num_rows
         self._names = set(table.column_names)
         self._rows: list[dict[str, Any]] | None = None
-        self._codes: dict[str, tuple[np.ndarray, Raw] | None] = {}
+        self._codes: dict[str, tuple[np.ndarray, pa.Array] | None] = {}
 
     def column(self, key: str) -> Raw:
         if key not in self._names:
@@ -121,12 +121,12 @@ class TableSource:
     def time_at(self, j: int) -> Any:
         return self.table.column(TIME)[j].as_py()
 
-    def codes(self, key: str) -> tuple[np.ndarray, Raw] | None:
+    def codes(self, key: str) -> tuple[np.ndarray, pa.Array] | None:
         if key not in self._codes:
             self._codes[key] = self._encode(key)
         return self._codes[key]
 
-    def _encode(self, key: str) -> tuple[np.ndarray, Raw] | None:
+    def _encode(self, key: str) -> tuple[np.ndarray, pa.Array] | None:
         if key not in self._names:
             return None
         column = self.table.column(key)
