@@ -185,6 +185,9 @@ class _Timed:
         self.inner = inner
         self.seconds = 0.0
 
+    def __getattr__(self, name: str) -> Any:  # what else A offers (take_fits)
+        return getattr(self.inner, name)
+
     def matches(self, rows: Any, positions: Any) -> Any:
         start = time.process_time()
         try:

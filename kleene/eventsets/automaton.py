@@ -185,6 +185,22 @@ class AutomatonMatcher:
             out += self.matches(events[start:end], range(start, end))
         return out
 
+    def take_fits(
+        self, events: Sequence[Row], positions: Sequence[int], bits: Sequence[int]
+    ) -> None:
+        """The variables each event's properties fit, from its bit vector ``ē`` as the
+        pre-processing computed it (match-windows paper, Example 13: ``v_1`` the
+        highest bit), kept for the windows A is called on next instead of testing the
+        properties again (:meth:`_fitting` keeps what it tests the same way)."""
+        m = len(self.p.names)
+        decoded: dict[int, tuple[int, ...]] = {}
+        cache = self._fits
+        for row, p, b in zip(events, positions, bits, strict=True):
+            fit = decoded.get(b)
+            if fit is None:
+                fit = decoded[b] = tuple(v for v in range(m) if b >> (m - 1 - v) & 1)
+            cache[p] = (row, fit)
+
     # --- the automaton ----------------------------------------------------------------
 
     def _fitting(self, events: Sequence[Row], positions: Sequence[int]) -> list[tuple[int, ...]]:
