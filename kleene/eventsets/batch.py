@@ -135,13 +135,22 @@ class Conditions:
         )
         one = {same: bit for (_, same), bit in alike.items()}  # across the sets
         self.groups = np.array(sorted(set(one.values())), dtype=np.int64)
+        self.everyone = sum(bits)
 
     def candidates(self, bits: np.ndarray, times: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """The starts ``i`` of the windows ``[i, ends[i])`` that meet conditions 4-7
         (``bits`` and ``times`` are those of the ordered kept events)."""
         n = len(bits)
         chosen = np.flatnonzero((ends - np.arange(n) >= self.m) & (bits & self.first_set != 0))
-        if len(chosen) and len(self.groups):  # condition 6, every group at once
+        if not len(chosen) or not len(self.groups):
+            pass
+        elif (ends[chosen] - chosen).sum() <= len(self.groups) * n:
+            # condition 6: every variable's bit in the OR of the window's bit vectors,
+            # read window by window (few or short windows)
+            bounds = np.stack([chosen, ends[chosen]], axis=1).ravel()
+            union = np.bitwise_or.reduceat(np.append(bits, 0), bounds)[::2]
+            chosen = chosen[union & self.everyone == self.everyone]
+        else:  # condition 6 by prefix sums, every group of alike variables at once
             sums = np.zeros((len(self.groups), n + 1), dtype=np.intp)
             np.cumsum(self.groups[:, None] & bits != 0, axis=1, out=sums[:, 1:])
             chosen = chosen[(sums[:, ends[chosen]] > sums[:, chosen]).all(axis=0)]

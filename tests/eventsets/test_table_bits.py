@@ -109,3 +109,16 @@ def test_condition_6_tests_alike_variables_once_as_theorem_2_says() -> None:
     pattern = ses_pattern(query)
     windows = [(0, 1, 2, 4), (1, 2, 4), (2, 4), (4,)]
     assert batch.calls == [w for w in windows if _theorem_2(pattern, rows, w)] == [(0, 1, 2, 4)]
+
+
+def test_condition_6_over_long_windows_by_prefix_sums() -> None:
+    """Windows longer in total than groups x events are tested by prefix sums (short
+    ones by the OR of their bit vectors): here every window runs to the end, and only
+    the first holds a B."""
+    query = "PATTERN SEQ({A a, B b}) WITHIN 100"
+    rows = [{"type": t, "timestamp": k, "id": k} for k, t in enumerate("BAAAAA")]
+    found, batch, _ = _run(query, "fc", rows, columns=True)
+    assert batch.calls == [(0, 1, 2, 3, 4, 5)] and len(found) == 5  # a: any A
+    pattern = ses_pattern(query)
+    starts = [tuple(range(i, 6)) for i in range(6)]
+    assert batch.calls == [w for w in starts if _theorem_2(pattern, rows, w)]
