@@ -133,7 +133,10 @@ class TableSource:
         kind = column.type
         if column.null_count or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             return None
-        encoded = column.combine_chunks().dictionary_encode()
+        array = column.combine_chunks()
+        if _one_value(array, pa.types.is_large_string(kind)):  # as a type column often is
+            return np.zeros(len(array), dtype=np.intp), array.slice(0, 1)
+        encoded = array.dictionary_encode()
         return np.asarray(encoded.indices.to_numpy()), encoded.dictionary
 
     def keys(self, kept: Sequence[int], attributes: tuple[str, ...]) -> Iterator[Any]:
@@ -153,6 +156,25 @@ class TableSource:
         if self._rows is None:
             self._rows = self.table.to_pylist()
         return self._rows
+
+
+def _one_value(array: pa.Array, large: bool) -> bool:
+    """Whether a string array without nulls holds one value only, told by its bytes
+    (every value as long as the first and byte for byte the same), without hashing
+    each value as a dictionary encoding does."""
+    n = len(array)
+    if not n:
+        return False
+    _, offsets_buffer, data_buffer = array.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64 if large else np.int32)
+    offsets = offsets[array.offset : array.offset + n + 1]
+    width = int(offsets[1] - offsets[0])
+    if offsets[-1] - offsets[0] != n * width or not (np.diff(offsets) == width).all():
+        return False
+    if not width:
+        return True  # every value empty
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    return bool((data[width:] == data[:-width]).all())  # each value equals the one before
 
 
 def source_of(events: Any) -> Source:

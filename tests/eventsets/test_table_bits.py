@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kleene.eventsets import filtering
 from kleene.eventsets.automaton import AutomatonMatcher
 from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.filtering import PropertyBits
-from kleene.eventsets.sources import TableSource
+from kleene.eventsets.sources import TableSource, _one_value
 from kleene.eventsets.twophase import Flags, TwoPhase
 from tests.eventsets.test_batch import _run, _theorem_2
 
@@ -122,3 +122,22 @@ def test_condition_6_over_long_windows_by_prefix_sums() -> None:
     pattern = ses_pattern(query)
     starts = [tuple(range(i, 6)) for i in range(6)]
     assert batch.calls == [w for w in starts if _theorem_2(pattern, rows, w)]
+
+
+@settings(max_examples=60, deadline=None)
+@example(["a", "aa", ""], 0, False)  # the same bytes over lengths that differ
+@given(
+    st.lists(st.sampled_from(("ab", "ab", "ba", "a", "aa", "a\x00", "", "é", "ée")), max_size=6),
+    st.integers(0, 2),
+    st.booleans(),
+)
+def test_a_string_column_of_one_value(values: list[str], skip: int, large: bool) -> None:
+    """A column is told to hold one value by its bytes, also as a slice of a longer
+    array (an offset into its buffers) and with 64-bit offsets."""
+    kind = pa.large_string() if large else pa.string()
+    array = pa.array(["zz"] * skip + values + ["q"], type=kind).slice(skip, len(values))
+    assert array.to_pylist() == values
+    assert _one_value(array, large) == (len(set(values)) == 1)
+    if len(set(values)) == 1:  # and the source's codes say so
+        codes, distinct = TableSource(pa.table({"s": array})).codes("s") or ((), ())
+        assert list(codes) == [0] * len(values) and distinct.to_pylist() == values[:1]
