@@ -84,20 +84,15 @@ class PropertyBits:
                 columns[key] = source.column(key)
             return columns[key]
 
-        failed = 0  # the variables a property of which the backend gives up on
+        rest = list(plan.other)  # the properties evaluated over the whole column
         for key, comparisons in plan.by_column.items():
             coded = plan.coded(key, comparisons, source)
-            if coded is not None:
+            if coded is None:
+                rest += comparisons
+            else:
                 total &= coded
-                continue
-            for comparison, bits in comparisons:
-                try:
-                    holds = conjunction([comparison], resolve, n, cache=loads)
-                except GiveUp:
-                    failed |= bits
-                    continue
-                total[~holds] &= ~bits
-        for comparison, bits in plan.other:
+        failed = 0  # the variables a property of which the backend gives up on
+        for comparison, bits in rest:
             try:
                 holds = conjunction([comparison], resolve, n, cache=loads)
             except GiveUp:
