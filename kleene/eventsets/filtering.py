@@ -150,7 +150,6 @@ class _Plan:
         if coded is None:
             return None
         codes, distinct = coded
-        table = np.full(len(distinct), self.everyone, dtype=np.int64)
         if len(distinct) * len(comparisons) <= ROW_TESTS:
             rows = [{key: value} for value in distinct.to_pylist()]
             ones = [self.everyone] * len(rows)
@@ -158,6 +157,7 @@ class _Plan:
                 test = self.tests[comparison]
                 ones = [b if test(row) else b & ~bits for b, row in zip(ones, rows, strict=True)]
             return np.array(ones, dtype=np.int64)[codes]
+        table = np.full(len(distinct), self.everyone, dtype=np.int64)
         cache: dict[Load, Value] = {}
         try:
             for comparison, bits in comparisons:

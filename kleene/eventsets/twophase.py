@@ -230,6 +230,8 @@ class TwoPhase:
             c.events_to_a += len(chosen)
             window = [at[i] for i in chosen]
             out += found(self.algorithm, window, [positions[i] for i in chosen])
+        if take_fits is not None and self._needs_bits and needed:
+            take_fits([], [], [])  # A keeps no rows of this batch
         return out
 
     # --- the pipeline a SesMatcher drives (kleene.eventsets.stream.Pipeline) ---------
