@@ -41,9 +41,13 @@ The defaults run in a few minutes (k = 1, 2, 4, 6, 8, 10, one pattern per k, 0.5
 per baseline, |E| up to 10^4); ``--full`` runs the full sizes (k = 1 … 10, two
 patterns per k, 1 CPU s, |E| up to 10^5).
 
+``--only nyse/set --k 10`` runs one row of the variables experiment (its patterns drawn
+as in the whole run) and prints each case's CPU times, without a plot.
+
     python -m bench.eventsets [--experiments variables,tau,size] [--full]
                               [--max-variables K] [--samples N] [--limit S]
                               [--max-size N] [--output paper|earliest-maximal|all]
+                              [--only WORKLOAD/KIND] [--k K,...]
                               [--path columns|events] [--docs]
 """
 
@@ -181,6 +185,9 @@ class _Timed:
         self.inner = inner
         self.seconds = 0.0
 
+    def __getattr__(self, name: str) -> Any:  # what else A offers (take_fits)
+        return getattr(self.inner, name)
+
     def matches(self, rows: Any, positions: Any) -> Any:
         start = time.process_time()
         try:
@@ -213,6 +220,8 @@ def batch(query: str, algorithm: str, pruning: str, events: Any, output: str) ->
 #: the output each algorithm computes in the paper's experiments (section 6): the SES
 #: automaton finds earliest and maximal matches, ZStream's join tree all of them
 PAPER_OUTPUT = {"automaton": "earliest-maximal", "join tree": "all"}
+#: print each case's CPU times (set by --only)
+VERBOSE = False
 
 
 def gains(
@@ -249,6 +258,15 @@ def gains(
             if found["matches"] != base["matches"]:
                 raise AssertionError(f"{pruning} changed the matches of {query}")
             out[algorithm, pruning] = base_s / found["cpu_s"]
+            if VERBOSE:
+                ms = [x * 1e3 for x in (base_s, base["cpu_s"], *(p["cpu_s"] for p in plain))]
+                print(
+                    f"  {algorithm} {pruning}: |E| {base['read']}, baseline {ms[0]:.1f} ms "
+                    f"(event by event {ms[1]:.1f}, column-wise from rows {ms[2]:.1f}, from "
+                    f"the table {ms[3]:.1f}), {pruning} {found['cpu_s'] * 1e3:.2f} ms, "
+                    f"gain {base_s / found['cpu_s']:.1f}",
+                    flush=True,
+                )
     return out
 
 
@@ -265,10 +283,14 @@ def variables(args: argparse.Namespace) -> list[dict[str, Any]]:
                         query = onco_pattern(kind, rng.choices(LABELS, k=k), args.tau_days)
                     else:
                         query = nyse_pattern(kind, rng.choices(SYMBOLS, k=k), args.tau_ms)
+                    if args.only not in (None, f"{workload}/{kind}") or k not in args.only_ks:
+                        continue  # drawn all the same: the patterns of a full run
                     for key, gain in gains(
                         query, workload, events, args.limit, args.output, args.path
                     ).items():
                         found.setdefault(key, []).append(gain)
+                if not found:
+                    continue
                 for (algorithm, pruning), values in found.items():
                     rows.append(
                         {
@@ -367,6 +389,10 @@ def _sizes(args: argparse.Namespace) -> None:
         args.ks = list(range(1, args.max_variables + 1))
     else:
         args.ks = [1, 2, 4, 6, 8, 10] if quick else list(range(1, 11))
+    args.only_ks = args.ks
+    if args.k:  # only these k, with the patterns drawn for all the others as well
+        args.only_ks = [int(k) for k in args.k.split(",")]
+        args.ks = sorted(set(args.ks) | set(args.only_ks))
     args.samples = args.samples or (1 if quick else 2)
     args.limit = args.limit or (0.5 if quick else 1.0)
     args.max_size = args.max_size or (10_000 if quick else 100_000)
@@ -386,6 +412,15 @@ def main() -> None:
         "per baseline, |E| up to 10^5",
     )
     parser.add_argument("--max-variables", type=int, help="k = 1 … this (default 1,2,4,6,8,10)")
+    parser.add_argument(
+        "--only",
+        choices=("onco/seq", "onco/set", "nyse/seq", "nyse/set"),
+        help="the variables experiment for this workload and pattern only (the same "
+        "random patterns as the whole run)",
+    )
+    parser.add_argument(
+        "--k", help="the variables experiment for these k only (e.g. 10 or 8,10; same patterns)"
+    )
     parser.add_argument("--samples", type=int, help="random patterns per k (default 1)")
     parser.add_argument("--limit", type=float, help="CPU seconds per baseline (default 0.5)")
     parser.add_argument("--patients", type=int, default=30)
@@ -412,6 +447,8 @@ def main() -> None:
     parser.add_argument("--docs", action="store_true", help="also save the plot to docs/img")
     args = parser.parse_args()
     _sizes(args)
+    global VERBOSE
+    VERBOSE = bool(args.only or args.k)
     chosen = args.experiments.split(",")
     print(
         f"machine: {machine()}; CPU limit per case {args.limit:g} s; output {args.output}; "
@@ -445,6 +482,8 @@ def main() -> None:
         rows = sizes(args)
         print(table(_pivot(rows, ["algorithm"], "events"), ["algorithm", "events", "f", "fc", "A"]))
         panels.append(("Pnyse |E|", rows, "events", True))
+    if VERBOSE:
+        return  # a part of a figure: no plot
     RESULTS.mkdir(exist_ok=True)
     name = f"eventsets-{args.output}.png"
     _plot(panels, RESULTS / name)

@@ -155,6 +155,8 @@ class AutomatonMatcher:
         # the variables whose properties an event satisfies, by stream position (an
         # event is in several windows); each entry keeps its row, to know it is the same
         self._fits: dict[int, tuple[Row, tuple[int, ...]]] = {}
+        #: the same, taken from the pre-processing's bit vectors (take_fits)
+        self._given: dict[int, tuple[Row, tuple[int, ...]]] = {}
         #: instances built for the last window (what selection while matching saves)
         self.built = 0
 
@@ -185,10 +187,30 @@ class AutomatonMatcher:
             out += self.matches(events[start:end], range(start, end))
         return out
 
+    def take_fits(
+        self, events: Sequence[Row], positions: Sequence[int], bits: Sequence[int]
+    ) -> None:
+        """The variables each event's properties fit, from its bit vector ``ē`` as the
+        pre-processing computed it (match-windows paper, Example 13: ``v_1`` the
+        highest bit), kept for the windows A is called on next instead of testing the
+        properties again (:meth:`_fitting` keeps what it tests the same way)."""
+        m = len(self.p.names)
+        decoded: dict[int, tuple[int, ...]] = {}
+        given = self._given = {}
+        for row, p, b in zip(events, positions, bits, strict=True):
+            fit = decoded.get(b)
+            if fit is None:
+                fit = decoded[b] = tuple(v for v in range(m) if b >> (m - 1 - v) & 1)
+            given[p] = (row, fit)
+
     # --- the automaton ----------------------------------------------------------------
 
     def _fitting(self, events: Sequence[Row], positions: Sequence[int]) -> list[tuple[int, ...]]:
         """Per event of the window, the variables whose properties it satisfies."""
+        if self._given:  # taken from the bit vectors, where every event has them
+            hits = [self._given.get(p) for p in positions]
+            if all(h is not None and h[0] is row for h, row in zip(hits, events, strict=True)):
+                return [h[1] for h in hits if h is not None]
         cache = self._fits
         if len(cache) > 4 * len(events) + 1024:  # drop what earlier windows left behind
             for p in [p for p in cache if p < positions[0]]:

@@ -115,27 +115,45 @@ def window_ends(times: np.ndarray, codes: np.ndarray, tau: Time) -> np.ndarray:
 
 
 class Conditions:
-    """Theorem 2's conditions 4 to 7 on every window of a batch at once."""
+    """Theorem 2's conditions 4 to 7 on every window of a batch at once. Variables with
+    the same properties have the same bit in every event's bit vector, so condition 6
+    is tested once per such group, and condition 7 once per group of each set."""
 
     def __init__(self, pattern: SesPattern) -> None:
         m = len(pattern.variables)
         self.m = m
         bits = [1 << (m - 1 - i) for i in range(m)]
+        alike: dict[tuple[int, frozenset[Any]], int] = {}  # (set, properties) -> a bit
+        for bit, v in zip(bits, pattern.variables, strict=True):
+            same = frozenset(c.comparison for c in pattern.properties(v.name))
+            alike.setdefault((v.set_index, same), bit)
         self.sets = [
-            [bit for bit, v in zip(bits, pattern.variables, strict=True) if v.set_index == s]
-            for s in range(len(pattern.sets))
+            [bit for (s, _), bit in alike.items() if s == i] for i in range(len(pattern.sets))
         ]
-        self.first_set = sum(self.sets[0]) if self.sets else 0
+        self.first_set = sum(
+            b for v, b in zip(pattern.variables, bits, strict=True) if v.set_index == 0
+        )
+        one = {same: bit for (_, same), bit in alike.items()}  # across the sets
+        self.groups = np.array(sorted(set(one.values())), dtype=np.int64)
+        self.everyone = sum(bits)
 
     def candidates(self, bits: np.ndarray, times: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """The starts ``i`` of the windows ``[i, ends[i])`` that meet conditions 4-7
         (``bits`` and ``times`` are those of the ordered kept events)."""
         n = len(bits)
-        at = np.arange(n)
-        chosen = np.flatnonzero((ends - at >= self.m) & (bits & self.first_set != 0))
-        for bit in (b for group in self.sets for b in group):  # condition 6
-            sums = np.concatenate(([0], np.cumsum(bits & bit != 0)))
-            chosen = chosen[sums[ends[chosen]] > sums[chosen]]
+        chosen = np.flatnonzero((ends - np.arange(n) >= self.m) & (bits & self.first_set != 0))
+        if not len(chosen) or not len(self.groups):
+            pass
+        elif (ends[chosen] - chosen).sum() <= len(self.groups) * n:
+            # condition 6: every variable's bit in the OR of the window's bit vectors,
+            # read window by window (few or short windows)
+            bounds = np.stack([chosen, ends[chosen]], axis=1).ravel()
+            union = np.bitwise_or.reduceat(np.append(bits, 0), bounds)[::2]
+            chosen = chosen[union & self.everyone == self.everyone]
+        else:  # condition 6 by prefix sums, every group of alike variables at once
+            sums = np.zeros((len(self.groups), n + 1), dtype=np.intp)
+            np.cumsum(self.groups[:, None] & bits != 0, axis=1, out=sums[:, 1:])
+            chosen = chosen[(sums[:, ends[chosen]] > sums[:, chosen]).all(axis=0)]
         for before, after in zip(self.sets, self.sets[1:], strict=False):  # condition 7
             if not len(chosen):
                 break

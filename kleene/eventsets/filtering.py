@@ -48,6 +48,7 @@ class PropertyBits:
         self._tests: tuple[Callable[[Event], bool], ...] = tuple(
             properties_test(props) for props in self.properties
         )
+        self._plan = _Plan(self.bits, self.properties)
 
     def of(self, event: Event) -> int:
         """``ē`` for one event."""
@@ -66,13 +67,16 @@ class PropertyBits:
         """:meth:`of_batch` as an int64 array, of dict rows or of a column source (an
         Arrow table's columns, :mod:`kleene.eventsets.sources`). Each column is read
         once and each distinct property evaluated once (variables often share them, as
-        the type)."""
+        the type); a property reading one string column of a table is evaluated on its
+        distinct values only (:meth:`_Plan.coded`)."""
         source = RowSource(events) if isinstance(events, Sequence) else events
         n = source.n
-        total = np.zeros(n, dtype=np.int64)
+        plan = self._plan
+        total = np.full(n, plan.everyone, dtype=np.int64)
+        if not n:
+            return total[:0]
         columns: dict[str, Raw] = {}
         loads: dict[Load, Value] = {}
-        masks: dict[Compare, np.ndarray | None] = {}
 
         def resolve(load: Load) -> Raw:
             key = load.key
@@ -80,36 +84,85 @@ class PropertyBits:
                 columns[key] = source.column(key)
             return columns[key]
 
-        def mask(comparison: Compare) -> np.ndarray | None:
-            if comparison not in masks:
-                try:
-                    masks[comparison] = _by_codes(comparison, source) if n else None
-                    if masks[comparison] is None:
-                        masks[comparison] = conjunction([comparison], resolve, n, cache=loads)
-                except GiveUp:
-                    masks[comparison] = None
-            return masks[comparison]
-
-        for bit, props, test in zip(self.bits, self.properties, self._tests, strict=True):
-            holds = np.ones(n, dtype=bool)
-            for c in props:
-                one = mask(c.comparison)
-                if one is None:  # the columnar backend gives up: the row evaluation
-                    rows = source.all_rows()
+        rest = list(plan.other)  # the properties evaluated over the whole column
+        for key, comparisons in plan.by_column.items():
+            coded = plan.coded(key, comparisons, source)
+            if coded is None:
+                rest += comparisons
+            else:
+                total &= coded
+        failed = 0  # the variables a property of which the backend gives up on
+        for comparison, bits in rest:
+            try:
+                holds = conjunction([comparison], resolve, n, cache=loads)
+            except GiveUp:
+                failed |= bits
+                continue
+            total[~holds] &= ~bits
+        if failed:  # the row evaluation of each such variable's properties
+            rows = source.all_rows()
+            for bit, test in zip(self.bits, self._tests, strict=True):
+                if failed & bit:
                     holds = np.fromiter((test(e) for e in rows), dtype=bool, count=n)
-                    break
-                holds &= one
-            total[holds] |= bit
+                    total[~holds] &= ~bit
         return total
 
 
-def _by_codes(comparison: Compare, source: Source) -> np.ndarray | None:
-    """A comparison reading one string column, evaluated by the columnar backend on the
-    column's distinct values and spread to the events by their codes (None where the
-    source has no codes for it)."""
-    keys = {load.key for load in loads_of(comparison)}
-    coded = source.codes(keys.pop()) if len(keys) == 1 else None
-    if coded is None:
-        return None
-    codes, distinct = coded
-    return conjunction([comparison], lambda _: distinct, len(distinct))[codes]
+#: up to this many (distinct value, property) pairs of a column, the properties are
+#: tested by the generated per-event code on each distinct value (a call each) rather
+#: than by the columnar backend (a few dozen numpy calls each)
+ROW_TESTS = 256
+
+
+class _Plan:
+    """The distinct properties of a pattern, each with the bits of the variables that
+    have it (a variable's bit holds where all its properties do), grouped by the one
+    column they read (``by_column``) or not (``other``: constants, several columns)."""
+
+    def __init__(self, bits: tuple[int, ...], properties: tuple[Any, ...]) -> None:
+        shared: dict[Compare, int] = {}
+        tests: dict[Compare, Callable[[Event], bool]] = {}
+        for bit, props in zip(bits, properties, strict=True):
+            for c in props:
+                shared[c.comparison] = shared.get(c.comparison, 0) | bit
+                if c.comparison not in tests:
+                    tests[c.comparison] = properties_test((c,))
+        self.everyone = sum(bits)
+        self.by_column: dict[str, list[tuple[Compare, int]]] = {}
+        self.other: list[tuple[Compare, int]] = []
+        self.tests = tests
+        for comparison, bit in shared.items():
+            keys = {load.key for load in loads_of(comparison)}
+            if len(keys) == 1:
+                self.by_column.setdefault(keys.pop(), []).append((comparison, bit))
+            else:
+                self.other.append((comparison, bit))
+
+    def coded(
+        self, key: str, comparisons: list[tuple[Compare, int]], source: Source
+    ) -> np.ndarray | None:
+        """Per event, the bits of the variables whose properties on column ``key`` hold,
+        with the others' bits set: the properties are evaluated on the column's
+        distinct values (by the generated per-event code where they are few, else by
+        the columnar backend) and spread by the events' codes (None where the source
+        has no codes for the column or the backend gives up)."""
+        coded = source.codes(key)
+        if coded is None:
+            return None
+        codes, distinct = coded
+        if len(distinct) * len(comparisons) <= ROW_TESTS:
+            rows = [{key: value} for value in distinct.to_pylist()]
+            ones = [self.everyone] * len(rows)
+            for comparison, bits in comparisons:
+                test = self.tests[comparison]
+                ones = [b if test(row) else b & ~bits for b, row in zip(ones, rows, strict=True)]
+            return np.array(ones, dtype=np.int64)[codes]
+        table = np.full(len(distinct), self.everyone, dtype=np.int64)
+        cache: dict[Load, Value] = {}
+        try:
+            for comparison, bits in comparisons:
+                holds = conjunction([comparison], lambda _: distinct, len(distinct), cache=cache)
+                table[~holds] &= ~bits
+        except GiveUp:
+            return None
+        return table[codes]

@@ -47,7 +47,7 @@ class Source(Protocol):
     def time_at(self, j: int) -> Any:
         """Event ``j``'s time as the user gave it."""
 
-    def codes(self, key: str) -> tuple[np.ndarray, Raw] | None:
+    def codes(self, key: str) -> tuple[np.ndarray, pa.Array] | None:
         """A string column without nulls as codes into its distinct values (so a
         condition on it alone is evaluated once per distinct value), or None."""
 
@@ -80,7 +80,7 @@ class RowSource:
     def time_at(self, j: int) -> Any:
         return self._rows[j][TIME]
 
-    def codes(self, key: str) -> tuple[np.ndarray, Raw] | None:
+    def codes(self, key: str) -> tuple[np.ndarray, pa.Array] | None:
         return None  # factorizing Python values costs more than it saves
 
     def keys(self, kept: Sequence[int], attributes: tuple[str, ...]) -> Iterator[Any]:
@@ -102,7 +102,7 @@ class TableSource:
         self.n = table.num_rows
         self._names = set(table.column_names)
         self._rows: list[dict[str, Any]] | None = None
-        self._codes: dict[str, tuple[np.ndarray, Raw] | None] = {}
+        self._codes: dict[str, tuple[np.ndarray, pa.Array] | None] = {}
 
     def column(self, key: str) -> Raw:
         if key not in self._names:
@@ -121,19 +121,22 @@ class TableSource:
     def time_at(self, j: int) -> Any:
         return self.table.column(TIME)[j].as_py()
 
-    def codes(self, key: str) -> tuple[np.ndarray, Raw] | None:
+    def codes(self, key: str) -> tuple[np.ndarray, pa.Array] | None:
         if key not in self._codes:
             self._codes[key] = self._encode(key)
         return self._codes[key]
 
-    def _encode(self, key: str) -> tuple[np.ndarray, Raw] | None:
+    def _encode(self, key: str) -> tuple[np.ndarray, pa.Array] | None:
         if key not in self._names:
             return None
         column = self.table.column(key)
         kind = column.type
         if column.null_count or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             return None
-        encoded = column.combine_chunks().dictionary_encode()
+        array = column.combine_chunks()
+        if _one_value(array, pa.types.is_large_string(kind)):  # as a type column often is
+            return np.zeros(len(array), dtype=np.intp), array.slice(0, 1)
+        encoded = array.dictionary_encode()
         return np.asarray(encoded.indices.to_numpy()), encoded.dictionary
 
     def keys(self, kept: Sequence[int], attributes: tuple[str, ...]) -> Iterator[Any]:
@@ -153,6 +156,25 @@ class TableSource:
         if self._rows is None:
             self._rows = self.table.to_pylist()
         return self._rows
+
+
+def _one_value(array: pa.Array, large: bool) -> bool:
+    """Whether a string array without nulls holds one value only, told by its bytes
+    (every value as long as the first and byte for byte the same), without hashing
+    each value as a dictionary encoding does."""
+    n = len(array)
+    if not n:
+        return False
+    _, offsets_buffer, data_buffer = array.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64 if large else np.int32)
+    offsets = offsets[array.offset : array.offset + n + 1]
+    width = int(offsets[1] - offsets[0])
+    if offsets[-1] - offsets[0] != n * width or not (np.diff(offsets) == width).all():
+        return False
+    if not width:
+        return True  # every value empty
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    return bool((data[width:] == data[:-width]).all())  # each value equals the one before
 
 
 def source_of(events: Any) -> Source:

@@ -95,6 +95,7 @@ class TwoPhase:
         self.algorithm = algorithm(self.reduced)
         self.bits = PropertyBits(pattern)
         self._needs_bits = filtering or conditions
+        self._conditions = Conditions(pattern) if conditions else None
         self.reset()
 
     def explain(self) -> list[str]:
@@ -192,9 +193,14 @@ class TwoPhase:
         f = self.flags
         n = source.n
         bits = self.bits.array(source) if self._needs_bits else np.zeros(n, np.int64)
-        conditions = Conditions(self.pattern) if f.conditions else None
         w = windows(
-            source, positions, bits, f.filtering, self.attributes, self.pattern.window, conditions
+            source,
+            positions,
+            bits,
+            f.filtering,
+            self.attributes,
+            self.pattern.window,
+            self._conditions,
         )
         if n:
             self._last = source.time_at(n - 1)
@@ -204,18 +210,28 @@ class TwoPhase:
         c.windows += w.partitions
         c.calls += len(w.candidates)
         spans = list(zip(w.candidates.tolist(), w.ends[w.candidates].tolist(), strict=True))
-        at: Any = {}
-        if isinstance(source, RowSource):
-            at = source.all_rows()
-        elif spans:  # only the candidates' events leave the columns, each read once
-            needed = np.unique(np.concatenate([w.order[a:b] for a, b in spans])).tolist()
+        needed: list[int] = []  # the events of the candidate windows
+        if spans and (self._needs_bits or not isinstance(source, RowSource)):
+            every = len(spans) == len(w.order)
+            needed = (
+                w.order if every else np.unique(np.concatenate([w.order[a:b] for a, b in spans]))
+            ).tolist()
+        at: Any = source.all_rows() if isinstance(source, RowSource) else {}
+        if needed and not isinstance(source, RowSource):
+            # only the candidates' events leave the columns, each read once
             at = dict(zip(needed, source.rows(needed), strict=True))
+        take_fits = getattr(self.algorithm, "take_fits", None)
+        if take_fits is not None and self._needs_bits and needed:
+            rows = [at[i] for i in needed]
+            take_fits(rows, [positions[i] for i in needed], bits[needed].tolist())
         out: list[Found] = []
         for start, end in spans:
             chosen = w.order[start:end].tolist()
             c.events_to_a += len(chosen)
             window = [at[i] for i in chosen]
             out += found(self.algorithm, window, [positions[i] for i in chosen])
+        if take_fits is not None and self._needs_bits and needed:
+            take_fits([], [], [])  # A keeps no rows of this batch
         return out
 
     # --- the pipeline a SesMatcher drives (kleene.eventsets.stream.Pipeline) ---------

@@ -1,0 +1,144 @@
+"""The bit vectors of an Arrow table (kleene/eventsets/filtering.py): properties on a
+string column are evaluated on its distinct values (by the generated per-event code
+when they are few, by the columnar backend otherwise) and spread by the events' codes;
+the automaton takes the candidate events' fits from those bits; condition 6 is tested
+once per group of variables with the same properties. Each must give what the
+per-event path gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from kleene.eventsets import filtering
+from kleene.eventsets.automaton import AutomatonMatcher
+from kleene.eventsets.compile import ses_pattern
+from kleene.eventsets.filtering import PropertyBits
+from kleene.eventsets.sources import TableSource, _one_value
+from kleene.eventsets.twophase import Flags, TwoPhase
+from tests.eventsets.test_batch import _run, _theorem_2
+
+QUERIES = (
+    "PATTERN SEQ({A a, A b, B+ c}) WHERE a.s = 'p' AND b.s = 'p' AND c.s != 'q' "
+    "AND c.n > 1 WITHIN 5",
+    "PATTERN SEQ({A a}, {B b, D d}) WHERE a.s < 'q' AND b.s >= 'p' AND d.s = 'é' "
+    "AND a.n = 2 WITHIN 5",
+    "PATTERN SEQ({A a, D d}) WHERE a.s = d.s AND d.s > '' WITHIN 3",
+)
+
+
+@st.composite
+def _tables(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Rows in time order; ``s`` from a few strings or from many (some null)."""
+    few = st.sampled_from(("p", "q", "r", "é", "", "pq"))
+    values = draw(st.sampled_from((few, st.text("pqé", max_size=3), st.none() | few)))
+    n = draw(st.integers(0, 12))
+    return [
+        {
+            "type": draw(st.sampled_from("ABD")),
+            "timestamp": t,
+            "s": draw(values),
+            "n": draw(st.integers(0, 3)),
+        }
+        for t in range(n)
+    ]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(QUERIES), _tables())
+def test_bits_of_a_table_equal_each_events(query: str, rows: list[dict[str, Any]]) -> None:
+    bits = PropertyBits(ses_pattern(query))
+    table = pa.Table.from_pydict({k: [r[k] for r in rows] for k in ("type", "timestamp", "s", "n")})
+    want = [bits.of(row) for row in rows]
+    saved = filtering.ROW_TESTS
+    try:
+        for limit in (0, saved):  # the columnar backend, then row tests on few values
+            filtering.ROW_TESTS = limit
+            assert bits.array(TableSource(table)).tolist() == want, limit
+    finally:
+        filtering.ROW_TESTS = saved
+
+
+def test_the_automaton_takes_the_fits_the_bits_say() -> None:
+    """Fits taken from the bit vectors are those the automaton's own tests find."""
+    pattern = ses_pattern(QUERIES[0])
+    rows = [
+        {"type": t, "timestamp": k, "s": s, "n": k}
+        for k, (t, s) in enumerate([("A", "p"), ("B", "q"), ("A", "q"), ("B", "r"), ("D", "p")])
+    ]
+    given_bits = AutomatonMatcher(pattern)
+    given_bits.take_fits(rows, range(5), PropertyBits(pattern).array(rows).tolist())
+    tested = AutomatonMatcher(pattern)
+    fits = tested._fitting(rows, range(5))
+    assert given_bits._fitting(rows, range(5)) == fits == [(0, 1), (), (), (2,), ()]
+
+
+def test_fits_are_taken_only_where_the_bits_are_computed() -> None:
+    """Without filtering and conditions the bit vectors are not computed (zeros): A
+    must test the properties itself."""
+    rows = [{"type": t, "timestamp": k, "s": "p", "n": 2} for k, t in enumerate("AAB")]
+    taken: list[list[int]] = []
+
+    class Taking(AutomatonMatcher):
+        def take_fits(self, events: Any, positions: Any, bits: Any) -> None:
+            taken.append(list(bits))
+            super().take_fits(events, positions, bits)
+
+    for pruning in ("none", "p", "f", "c", "fpc"):
+        taken.clear()
+        f = Flags.parse(pruning)
+        strategy = TwoPhase(
+            ses_pattern(QUERIES[0]), Taking, f.filtering, f.partitioning, f.conditions
+        )
+        assert len(strategy.run_columns(pa.Table.from_pylist(rows))) == 2  # a, b swapped
+        # the batch's fits, then nothing (A keeps no rows of a finished batch)
+        wanted = [[0b110, 0b110, 0b001], []] if pruning not in ("none", "p") else []
+        assert taken == wanted, pruning
+
+
+def test_condition_6_tests_alike_variables_once_as_theorem_2_says() -> None:
+    """a and b have the same properties: one A event meets condition 6 for both
+    (Theorem 2 asks for an event per variable, not a distinct one), so the window
+    [A, B, B] is a candidate although it holds no match; [B, A, B] fails condition 5."""
+    query = "PATTERN SEQ({A a, A b, B c}) WITHIN 5"
+    rows = [{"type": t, "timestamp": k, "id": k} for k, t in enumerate(["A", "B", "B", "D", "B"])]
+    found, batch, _ = _run(query, "fc", rows, columns=True)
+    assert found == []
+    pattern = ses_pattern(query)
+    windows = [(0, 1, 2, 4), (1, 2, 4), (2, 4), (4,)]
+    assert batch.calls == [w for w in windows if _theorem_2(pattern, rows, w)] == [(0, 1, 2, 4)]
+
+
+def test_condition_6_over_long_windows_by_prefix_sums() -> None:
+    """Windows longer in total than groups x events are tested by prefix sums (short
+    ones by the OR of their bit vectors): here every window runs to the end, and only
+    the first holds a B."""
+    query = "PATTERN SEQ({A a, B b}) WITHIN 100"
+    rows = [{"type": t, "timestamp": k, "id": k} for k, t in enumerate("BAAAAA")]
+    found, batch, _ = _run(query, "fc", rows, columns=True)
+    assert batch.calls == [(0, 1, 2, 3, 4, 5)] and len(found) == 5  # a: any A
+    pattern = ses_pattern(query)
+    starts = [tuple(range(i, 6)) for i in range(6)]
+    assert batch.calls == [w for w in starts if _theorem_2(pattern, rows, w)]
+
+
+@settings(max_examples=60, deadline=None)
+@example(["a", "aa", ""], 0, False)  # the same bytes over lengths that differ
+@given(
+    st.lists(st.sampled_from(("ab", "ab", "ba", "a", "aa", "a\x00", "", "é", "ée")), max_size=6),
+    st.integers(0, 2),
+    st.booleans(),
+)
+def test_a_string_column_of_one_value(values: list[str], skip: int, large: bool) -> None:
+    """A column is told to hold one value by its bytes, also as a slice of a longer
+    array (an offset into its buffers) and with 64-bit offsets."""
+    kind = pa.large_string() if large else pa.string()
+    array = pa.array(["zz"] * skip + values + ["q"], type=kind).slice(skip, len(values))
+    assert array.to_pylist() == values
+    assert _one_value(array, large) == (len(set(values)) == 1)
+    if len(set(values)) == 1:  # and the source's codes say so
+        codes, distinct = TableSource(pa.table({"s": array})).codes("s") or ((), ())
+        assert list(codes) == [0] * len(values) and distinct.to_pylist() == values[:1]
