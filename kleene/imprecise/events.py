@@ -342,27 +342,32 @@ class EventFramework:
         them when there are enough with float probabilities and narrow intervals
         (:mod:`kleene.imprecise.batch`), else one by one, memoized."""
         done, self.completed = self.completed, []
-        known: dict[int, bool] = {}  # per event: float probabilities, a narrow interval
-        for m in done:
-            for e in m[0]:
-                if id(e) not in known:
-                    narrow = e.upper - e.lower < _BATCH_WIDTH
-                    known[id(e)] = narrow and floats(e, self.memo)
-        rough = [m for m in done if all(known[id(e)] for e in m[0])]
-        batched: dict[int, Any] = {}
-        if len(rough) >= _BATCH:
-            found = any_confidences([(m[0], m[1]) for m in rough], self.window)
-            batched = {id(m): f for m, f in zip(rough, found, strict=True)}
-        for m in done:
-            events, valid, vector = m
-            if id(m) in batched:
-                result = batched[id(m)]
-            else:
+        found = self._batched(done)
+        plan, keep = self.plan, self.keep
+        for (events, valid, vector), result in zip(done, found, strict=True):
+            if result is False:
                 if len(self.memo) > self.memo_limit:
                     self.memo.clear()
                 result = any_confidence(events, valid, self.window, self.memo)
-            if result is not None and self.keep(result[0]):
-                out.append(make_result(self.plan, events, vector, result[1], result[2], result[0]))
+            if result is not None and keep(result[0]):
+                out.append(make_result(plan, events, vector, result[1], result[2], result[0]))
+
+    def _batched(self, done: list[Completed]) -> list[Any]:
+        """Per completed match, its Algorithm 2 result from the batch, or False where it
+        goes one by one: too few matches, or an event with exact probabilities or a wide
+        interval."""
+        if len(done) < _BATCH:
+            return [False] * len(done)
+        events = {e for m in done for e in m[0]}
+        slow = {e for e in events if e.upper - e.lower >= _BATCH_WIDTH or not floats(e, self.memo)}
+        rough = [m for m in done if slow.isdisjoint(m[0])] if slow else done
+        if len(rough) < _BATCH:
+            return [False] * len(done)
+        found = any_confidences([(m[0], m[1]) for m in rough], self.window)
+        if not slow:
+            return found
+        by_match = {id(m): f for m, f in zip(rough, found, strict=True)}
+        return [by_match.get(id(m), False) for m in done]
 
     def _next_result(self, sig: Signature) -> ImpreciseMatch | None:
         """Skip till next match: the signature's confidence over its valid intervals,

@@ -101,3 +101,43 @@ def test_a_push_gives_the_same_results_batched_or_one_by_one(
     single = results()
     assert [r[:3] for r in batched] == [r[:3] for r in single]
     assert all(abs(a[3] - b[3]) <= 1e-12 for a, b in zip(batched, single, strict=True))
+
+
+def test_exact_events_leave_the_batch_and_the_rest_stays_in_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every fifth event carries exact probabilities: its matches go one by one, the
+    others still go batched in the same push; the results equal those of every match
+    one by one."""
+    from fractions import Fraction
+
+    from kleene.datagen.uncertain import generate
+
+    text = (
+        "PATTERN SEQ(E a, E b, E c) WHERE a.value % 10 < 2 AND b.value % 10 = 2 "
+        "AND c.value % 10 = 3 WITHIN 40"
+    )
+    rows = generate(300, delta=3).to_pylist()
+    for row in rows[::5]:
+        row["pmf"] = [Fraction(1, 7)] * 7
+    q = kleene.compile(text, time="interval", strategy="skip_till_any_match", u_max=6)
+
+    def results() -> list[tuple[Any, ...]]:
+        m = q.matcher()
+        found = [r for k in range(0, len(rows), 100) for r in m.push(rows[k : k + 100])]
+        found += m.flush()
+        return sorted((tuple(sorted(r.ids().items())), r.start, r.end, r.confidence) for r in found)
+
+    sizes: list[int] = []
+
+    def spy(batch: Any, window: Any) -> Any:
+        sizes.append(len(batch))
+        return any_confidences(batch, window)
+
+    monkeypatch.setattr(event_framework, "any_confidences", spy)
+    batched = results()
+    assert 0 < sum(sizes) < len(batched) - 20  # some matches batched, many not
+    monkeypatch.setattr(event_framework, "_BATCH", 10**9)
+    single = results()
+    assert [r[:3] for r in batched] == [r[:3] for r in single]
+    assert all(abs(a[3] - b[3]) <= 1e-12 for a, b in zip(batched, single, strict=True))
