@@ -64,7 +64,7 @@ from kleene.imprecise.next_confidence import TooManyCases, next_confidence
 from kleene.imprecise.ordering import Held, Presented, QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.properties import Components
-from kleene.imprecise.result import ImpreciseMatch
+from kleene.imprecise.result import ImpreciseMatch, Labels
 from kleene.vocabulary import Strategy
 
 METHODS = ("any", "query", "selectivity")
@@ -136,6 +136,7 @@ class EventFramework:
         self.created = 0  # runs created so far (a statistic)
         self.memo: Memo = {}
         self.memo_limit = max(100, _MEMO_CELLS // (u_max + 1) ** 2)  # tables of that size
+        self.labels = Labels()  # the events' id and position tuples results share
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
         self.completed: list[Completed] = []  # skip till any match: to confide
         self.pending: list[Signature] = []  # skip till next match: signatures not yet final
@@ -342,15 +343,17 @@ class EventFramework:
         them when there are enough with float probabilities and narrow intervals
         (:mod:`kleene.imprecise.batch`), else one by one, memoized."""
         done, self.completed = self.completed, []
+        if len(self.memo) > self.memo_limit:
+            self.memo.clear()
         found = self._batched(done)
-        plan, keep = self.plan, self.keep
+        plan, keep, labels = self.plan, self.keep, self.labels
         for (events, valid, vector), result in zip(done, found, strict=True):
             if result is False:
                 if len(self.memo) > self.memo_limit:
                     self.memo.clear()
                 result = any_confidence(events, valid, self.window, self.memo)
             if result is not None and keep(result[0]):
-                out.append(make_result(plan, events, vector, result[1], result[2], result[0]))
+                out.append(make_result(plan, events, vector, *result[1:], result[0], labels))
 
     def _batched(self, done: list[Completed]) -> list[Any]:
         """Per completed match, its Algorithm 2 result from the batch, or False where it
