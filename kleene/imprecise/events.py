@@ -353,7 +353,8 @@ class EventFramework:
                     self.memo.clear()
                 result = any_confidence(events, valid, self.window, self.memo)
             if result is not None and keep(result[0]):
-                out.append(make_result(plan, events, vector, *result[1:], result[0], labels))
+                confidence, start, end = result
+                out.append(make_result(plan, events, vector, start, end, confidence, labels))
 
     def _batched(self, done: list[Completed]) -> list[Any]:
         """Per completed match, its Algorithm 2 result from the batch, or False where it
