@@ -301,11 +301,13 @@ class EventFramework:
             # Appendix C.2's time-to-live rule, applied before the run exists: every
             # event that could extend it lies past its window
             if self.prefixes:  # valid intervals in pattern order: the first vub is least
-                ttl = slots[0][1] + self.window  # type: ignore[index,operator]
+                # and the components still missing are those after j
+                if slots[0][1] + self.window < min(later[j + 1 :]):  # type: ignore[index,operator]
+                    return None
             else:
                 ttl = min(s[1] for s in slots if s is not None) + self.window  # type: ignore[operator]
-            if all(ttl < later[k] for k in range(self.length) if not mask >> k & 1):
-                return None
+                if all(ttl < later[k] for k in range(self.length) if not mask >> k & 1):
+                    return None
         events = list(run.events)
         events[j] = e
         done, vector = run.done, run.vector
