@@ -40,9 +40,11 @@ class _Stack:
     probabilities (padded to ``width`` points), and the first event's valid points as
     offsets ``[lo, hi]`` into it."""
 
-    def __init__(self, batch: Sequence[tuple[Sequence[IntervalEvent], Sequence[Interval]]]) -> None:
-        n, length = len(batch), len(batch[0][0])
-        flat = [e for events, _ in batch for e in events]
+    def __init__(
+        self, matches: Sequence[Sequence[IntervalEvent]], valid: Sequence[Sequence[Interval]]
+    ) -> None:
+        n, length = len(matches), len(matches[0])
+        flat = [e for events in matches for e in events]
         distinct = list(dict.fromkeys(flat))  # events hash by identity
         number = {e: k for k, e in enumerate(distinct)}
         index = np.fromiter(map(number.__getitem__, flat), np.intp, len(flat))
@@ -53,7 +55,7 @@ class _Stack:
         self.p = pmfs[index].reshape(n, length, width)
         self.lowers = np.array([e.lower for e in distinct], np.int64)[index].reshape(n, length)
         last = np.array([distinct[k].upper for k in index[length - 1 :: length]], np.int64)
-        first = np.array([b[0] for _, b in batch], np.int64).reshape(n, 2)
+        first = np.array([b[0] for b in valid], np.int64).reshape(n, 2)
         low = np.maximum(first[:, 0], self.lowers[:, 0])
         self.lo, self.hi = low - self.lowers[:, 0], first[:, 1] - self.lowers[:, 0]
         self.reach = last - low  # the longest span t_l - t_1 of a path
@@ -64,16 +66,17 @@ class _Stack:
 
 
 def any_confidences(
-    batch: Sequence[tuple[Sequence[IntervalEvent], Sequence[Interval]]],
+    matches: Sequence[Sequence[IntervalEvent]],
+    valid: Sequence[Sequence[Interval]],
     window: float | None,
 ) -> list[Found]:
-    """Per (events, valid bounds) of equal length with float probabilities, what
-    ``any_confidence`` gives: (confidence, first instant, last instant), or None when
-    no point match lies in the first event's valid interval."""
-    if not batch:
+    """Per match (its events, of one length for all, with float probabilities) and its
+    valid bounds, what ``any_confidence`` gives: (confidence, first instant, last
+    instant), or None when no point match lies in the first event's valid interval."""
+    if not matches:
         return []
-    stack = _Stack(batch)
-    n = len(batch)
+    stack = _Stack(matches, valid)
+    n = len(matches)
     cut = np.zeros(n, bool) if window is None else stack.reach > window
     found: list[Found] = [None] * n
     free = np.flatnonzero(~cut)
@@ -151,18 +154,24 @@ def _table(
     p: np.ndarray, lowers: np.ndarray, lo: np.ndarray, hi: np.ndarray, window: float | None
 ) -> Values:
     """(confidence, start, end, exists) by Algorithm 2's table A[n, t_1, t_j], one row
-    per first point, masked by the window at the last event."""
+    per valid first point (as many rows as the widest valid interval of the batch;
+    rows past a match's own valid interval start no path), masked by the window at
+    the last event."""
     n, length, width = p.shape
     points = np.arange(width)
-    table = np.zeros((n, width, width))
-    table[:, points, points] = _first(p, lo, hi)
-    rows = (np.arange(n * width) * width).reshape(n, width, 1)  # each row's first cell
+    starts = lo[:, None] + np.arange(max(1, int((hi - lo).max()) + 1))  # (n, rows)
+    rows = starts.shape[1]
+    at = np.minimum(starts, width - 1)
+    first = np.take_along_axis(p[:, 0, :], at, axis=1) * (starts <= hi[:, None])
+    table = np.zeros((n, rows, width))
+    table[np.arange(n)[:, None], np.arange(rows), at] = first
+    base = (np.arange(n * rows) * width).reshape(n, rows, 1)  # each row's first cell
     for j in range(1, length):
         columns, some = _before(lowers, j, width)
-        sums = table.cumsum(axis=2).ravel()[rows + columns[:, None, :]]
+        sums = table.cumsum(axis=2).ravel()[base + columns[:, None, :]]
         table = sums * (p[:, j, :] * some)[:, None, :]
     if window is not None:
-        span = (lowers[:, -1] - lowers[:, 0])[:, None, None] + points - points[:, None]
+        span = (lowers[:, -1] - lowers[:, 0])[:, None, None] + points - starts[:, :, None]
         table = table * (span <= window)
     by_first = table.cumsum(axis=2)[:, :, -1]
     confidence = by_first.cumsum(axis=1)[:, -1]
@@ -171,4 +180,4 @@ def _table(
     start = starting.argmax(axis=1)
     some = starting[np.arange(n), start]
     end = lowers[:, -1] + width - 1 - ending[:, ::-1].argmax(axis=1)
-    return confidence, lowers[:, 0] + start, end, some
+    return confidence, lowers[:, 0] + lo + start, end, some

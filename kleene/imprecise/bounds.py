@@ -132,9 +132,11 @@ def place(slots: Slots, j: int, interval: Interval, window: float | None) -> Slo
 def finish(slots: Slots, window: float | None) -> tuple[Interval, ...] | None:
     """The third pass over a complete match's valid intervals: the last event's vub is
     at most the first's plus W, carried backwards; None when an interval empties."""
+    if None not in slots and (window is None or slots[-1][1] <= slots[0][1] + window):  # type: ignore[index]
+        return slots  # type: ignore[return-value]
     bounds: list[Interval] = [s for s in slots if s is not None]
     if window is None or bounds[-1][1] <= bounds[0][1] + window:
-        return slots if len(bounds) == len(slots) else tuple(bounds)  # type: ignore[return-value]
+        return tuple(bounds)
     last = int(bounds[0][1] + window)
     bounds[-1] = (bounds[-1][0], last)
     for j in range(len(bounds) - 2, -1, -1):

@@ -219,7 +219,8 @@ def make_result(
     if labels is None:
         tags = [((e.values[2],), (e.position,)) for e in events]
     else:
-        tags = [labels.of(e) for e in events]
+        known = labels.by_position.get
+        tags = [known(e.position) or labels.of(e) for e in events]
     return ImpreciseMatch(
         {v: t[0] for v, t in zip(names, tags, strict=True)},
         {v: t[1] for v, t in zip(names, tags, strict=True)},

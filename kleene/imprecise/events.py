@@ -255,8 +255,9 @@ class EventFramework:
         grown: list[tuple[int, EventRun]] = []
         # an event presented for one of several components may be in a run already
         check = self.prefixes or len(matched) > 1
+        interval, window, prefixes = (e.lower, e.upper), self.window, self.prefixes
         for mask, runs in [*self.groups.items(), (0, [self.start])]:
-            if self.prefixes:
+            if prefixes:
                 targets = [j for j in matched if mask == (1 << j) - 1]
             else:
                 targets = [j for j in matched if not mask >> j & 1]
@@ -266,7 +267,13 @@ class EventFramework:
                 if run.key is not None and run.key != key:
                     continue
                 for j in targets:
-                    new = self._take(run, e, j, mask | 1 << j, key, out, later, check)
+                    if prefixes:
+                        slots = bounds.extend(run.slots, interval, window)
+                    else:
+                        slots = bounds.place(run.slots, j, interval, window)
+                    if slots is None:
+                        continue
+                    new = self._take(run, e, j, slots, mask | 1 << j, key, out, later, check)
                     if new is not None:
                         grown.append((mask | 1 << j, new))
         for mask, run in grown:
@@ -278,23 +285,20 @@ class EventFramework:
         run: EventRun,
         e: IntervalEvent,
         j: int,
+        slots: bounds.Slots,
         mask: int,
         key: Any,
         out: list[ImpreciseMatch],
         later: Later,
         check: bool,
     ) -> EventRun | None:
-        """The run after selecting ``e`` for component j, matching the components of
-        ``mask`` (None when it cannot, when it completes, or when it would be pruned
-        before any event could extend it). ``check``: ``e`` may be in the run already
-        (the same-id check, made once the valid intervals admit ``e``, which most
-        visited runs do not)."""
-        interval = (e.lower, e.upper)
-        if self.prefixes:
-            slots = bounds.extend(run.slots, interval, self.window)
-        else:
-            slots = bounds.place(run.slots, j, interval, self.window)
-        if slots is None or (check and any(x is e for x in run.events)):
+        """The run after selecting ``e`` for component j, whose valid intervals are then
+        ``slots``, matching the components of ``mask`` (None when it cannot, when it
+        completes, or when it would be pruned before any event could extend it).
+        ``check``: ``e`` may be in the run already (the same-id check, made once the
+        valid intervals admit ``e``, which most visited runs do not; events compare by
+        identity)."""
+        if check and e in run.events:
             return None
         complete = mask == self.full
         if not complete and later is not None:
@@ -369,7 +373,7 @@ class EventFramework:
         rough = [m for m in done if slow.isdisjoint(m[0])] if slow else done
         if len(rough) < _BATCH:
             return [False] * len(done)
-        found = any_confidences([(m[0], m[1]) for m in rough], self.window)
+        found = any_confidences([m[0] for m in rough], [m[1] for m in rough], self.window)
         if not slow:
             return found
         by_match = {id(m): f for m, f in zip(rough, found, strict=True)}

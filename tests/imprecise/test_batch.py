@@ -52,7 +52,8 @@ def batches(draw: Any) -> tuple[list[Any], int | None]:
 @given(batches())
 def test_each_match_of_a_batch_equals_its_listed_point_matches(case: Any) -> None:
     batch, window = case
-    for (events, ranges), found in zip(batch, any_confidences(batch, window), strict=True):
+    found_all = any_confidences([m[0] for m in batch], [m[1] for m in batch], window)
+    for (events, ranges), found in zip(batch, found_all, strict=True):
         matches = list(point_matches(events, ranges, window))
         if not matches:
             assert found is None
@@ -90,9 +91,9 @@ def test_a_push_gives_the_same_results_batched_or_one_by_one(
 
     sizes: list[int] = []
 
-    def spy(batch: Any, window: Any) -> Any:
-        sizes.append(len(batch))
-        return any_confidences(batch, window)
+    def spy(matches: Any, valid: Any, window: Any) -> Any:
+        sizes.append(len(matches))
+        return any_confidences(matches, valid, window)
 
     monkeypatch.setattr(event_framework, "any_confidences", spy)
     batched = results()
@@ -130,9 +131,9 @@ def test_exact_events_leave_the_batch_and_the_rest_stays_in_it(
 
     sizes: list[int] = []
 
-    def spy(batch: Any, window: Any) -> Any:
-        sizes.append(len(batch))
-        return any_confidences(batch, window)
+    def spy(matches: Any, valid: Any, window: Any) -> Any:
+        sizes.append(len(matches))
+        return any_confidences(matches, valid, window)
 
     monkeypatch.setattr(event_framework, "any_confidences", spy)
     batched = results()
