@@ -4,10 +4,11 @@
 a few dozen numpy calls, so at small intervals the calls' fixed cost, not the
 arithmetic, is the time. Here the matches a push completes are stacked (intervals
 padded with points of probability 0 to the batch's widest one; each distinct event's
-probabilities are read once) and each step of Algorithm 2 is one array operation over
-the whole batch: the running sums along t_j, read at the previous event's latest point
-before each point of event j, times P[e_j at t_j]. The first event's points outside
-its valid interval start no path.
+probabilities are read once) and each step of Algorithm 2 is one stacked matrix
+product over the whole batch: the paths ending at each point of event j-1, summed up to
+the latest point before each point of event j (a 0/1 matrix that depends only on the
+shift between the two events, :func:`_sums`), times P[e_j at t_j]. The first event's
+points outside its valid interval start no path.
 
 Only the window needs Algorithm 2's table A[t_1, t_j] (one row per first point): where
 no path can break it (the last event's upper bound is within W of the first valid
@@ -15,13 +16,15 @@ point), the rows are summed from the start and a vector per match is carried ins
 (:func:`_paths`); the time range's start, the first valid point from which a chain of
 points of nonzero probability reaches the last event, comes from one backward pass
 over those points (:func:`_starts`). The other matches carry the table, masked by the
-window at the last step (t_l - t_1 <= W; :func:`_table`). Sums are running sums
-(sequential), so a match's confidence does not depend on the others in its batch or on
-the padding. Exact probabilities stay with the per-match path, which keeps them exact.
+window at the last step (t_l - t_1 <= W; :func:`_table`). Each match's products and
+sums are its own, so its confidence does not depend on the others in its batch; padded
+points add zeros. Exact probabilities stay with the per-match path, which keeps them
+exact.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -103,12 +106,26 @@ def _first(p: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return p[:, 0, :] * ((points >= lo[:, None]) & (points <= hi[:, None]))
 
 
-def _before(lowers: np.ndarray, j: int, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per point of event j, the offset in event j-1 of the instant before it, clamped
-    to event j-1's points, and whether there is one (no point of event j-1 precedes
-    the points before it)."""
-    before = (lowers[:, j] - 1 - lowers[:, j - 1])[:, None] + np.arange(width)
-    return np.clip(before, 0, width - 1), before >= 0
+def _sums(lowers: np.ndarray, j: int, width: int) -> np.ndarray:
+    """Per match, the matrix S[k, t] that turns the probabilities of the paths ending at
+    each point k of event j-1 into those of the paths ending before each point t of
+    event j (x @ S: the running sum of x up to the latest point of event j-1 before t,
+    or 0 when none precedes t). S depends only on the shift between the two events'
+    lower bounds, clamped to +-width (:func:`_shifts`)."""
+    shift = np.clip(lowers[:, j] - 1 - lowers[:, j - 1], -width, width)
+    return _shifts(width)[shift + width]
+
+
+@functools.lru_cache(maxsize=64)
+def _shifts(width: int) -> np.ndarray:
+    """S for every shift s from -width to width: S[s][k, t] = 1 where point k of event
+    j-1 is at or before the instant before point t of event j (k <= s + t, s being the
+    offset in event j-1 of the instant before event j's lower bound)."""
+    shift = np.arange(-width, width + 1)[:, None, None]
+    k, t = np.arange(width)[:, None], np.arange(width)
+    out = (k <= shift + t).astype(np.float64)
+    out.setflags(write=False)
+    return out
 
 
 def _paths(p: np.ndarray, lowers: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Values:
@@ -117,11 +134,10 @@ def _paths(p: np.ndarray, lowers: np.ndarray, lo: np.ndarray, hi: np.ndarray) ->
     the probability of the paths t_1 < ... < t_j ending there (Algorithm 2's table
     summed over its rows)."""
     _, length, width = p.shape
-    paths = _first(p, lo, hi)
+    paths = _first(p, lo, hi)[:, None, :]
     for j in range(1, length):
-        columns, some = _before(lowers, j, width)
-        sums = np.take_along_axis(paths.cumsum(axis=1), columns, axis=1)
-        paths = sums * (p[:, j, :] * some)
+        paths = np.matmul(paths, _sums(lowers, j, width)) * p[:, j, None, :]
+    paths = paths[:, 0, :]
     confidence = paths.cumsum(axis=1)[:, -1]
     ending = paths > 0
     end = lowers[:, -1] + width - 1 - ending[:, ::-1].argmax(axis=1)
@@ -165,11 +181,8 @@ def _table(
     first = np.take_along_axis(p[:, 0, :], at, axis=1) * (starts <= hi[:, None])
     table = np.zeros((n, rows, width))
     table[np.arange(n)[:, None], np.arange(rows), at] = first
-    base = (np.arange(n * rows) * width).reshape(n, rows, 1)  # each row's first cell
     for j in range(1, length):
-        columns, some = _before(lowers, j, width)
-        sums = table.cumsum(axis=2).ravel()[base + columns[:, None, :]]
-        table = sums * (p[:, j, :] * some)[:, None, :]
+        table = np.matmul(table, _sums(lowers, j, width)) * p[:, j, None, :]
     if window is not None:
         span = (lowers[:, -1] - lowers[:, 0])[:, None, None] + points - starts[:, :, None]
         table = table * (span <= window)
