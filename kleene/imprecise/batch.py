@@ -82,14 +82,13 @@ def any_confidences(
     n = len(matches)
     cut = np.zeros(n, bool) if window is None else stack.reach > window
     found: list[Found] = [None] * n
-    free = np.flatnonzero(~cut)
-    if len(free):
-        _put(found, free, _paths(*stack.part(free)))
-    windowed = np.flatnonzero(cut)
-    step = max(1, _CELLS // (stack.width * stack.width))
-    for k in range(0, len(windowed), step):
-        rows = windowed[k : k + step]
-        _put(found, rows, _table(*stack.part(rows), window))
+    step = max(1, _CELLS // (stack.width * stack.width))  # a matrix per match and step
+    for windowed in (False, True):
+        members = np.flatnonzero(cut == windowed)
+        for k in range(0, len(members), step):
+            rows = members[k : k + step]
+            part = stack.part(rows)
+            _put(found, rows, _table(*part, window) if windowed else _paths(*part))
     return found
 
 

@@ -142,3 +142,21 @@ def test_exact_events_leave_the_batch_and_the_rest_stays_in_it(
     single = results()
     assert [r[:3] for r in batched] == [r[:3] for r in single]
     assert all(abs(a[3] - b[3]) <= 1e-12 for a, b in zip(batched, single, strict=True))
+
+
+@settings(max_examples=30, deadline=None)
+@given(batches())
+def test_a_batch_split_into_parts_gives_the_same_results(case: Any) -> None:
+    """The memory bound splits a batch into parts (here one match each): every match
+    gets the result it gets in one part with the others."""
+    from kleene.imprecise import batch as batch_module
+
+    matches, window = case
+    events, valid = [m[0] for m in matches], [m[1] for m in matches]
+    whole = any_confidences(events, valid, window)
+    cells = batch_module._CELLS
+    try:
+        batch_module._CELLS = 1
+        assert any_confidences(events, valid, window) == whole
+    finally:
+        batch_module._CELLS = cells
