@@ -59,19 +59,25 @@ def extend(prefix: Slots, interval: Interval, window: float | None) -> Slots | N
     ``prefix`` (in query order) extended by an event with uncertainty interval
     ``interval``, or None when ext() fails. Step 1 sets the new event's vlb from the
     last one's and its vub to its upper bound; step 2 lowers the vubs of the prefix
-    backwards; step 3 checks vlb <= upper and the window against the first event's vub.
-    """
+    backwards, stopping at the first one it leaves unchanged (those before it stay as
+    they were); step 3 checks vlb <= upper and the window against the first event's
+    vub."""
     lower, upper = interval
-    vlb = lower if not prefix else max(prefix[-1][0] + 1, lower)  # type: ignore[index]
+    if not prefix:
+        return ((lower, upper),) if lower <= upper else None
+    last = prefix[-1]
+    vlb = max(last[0] + 1, lower)  # type: ignore[index]
     if vlb > upper:
         return None
-    if prefix and window is not None and vlb > prefix[0][1] + window:  # type: ignore[index]
+    if window is not None and vlb > prefix[0][1] + window:  # type: ignore[index]
         return None
+    k, bound = len(prefix) - 1, upper - 1  # vub_k = min(vub_{k+1} - 1, vub_k)
+    if last[1] <= bound:  # type: ignore[index]
+        return (*prefix, (vlb, upper))
     out: list[Interval | None] = [*prefix, (vlb, upper)]
-    for j in range(len(prefix) - 1, -1, -1):
-        lo, hi = out[j]  # type: ignore[misc]
-        hi = min(out[j + 1][1] - 1, hi)  # type: ignore[index]
-        out[j] = (lo, hi)
+    while k >= 0 and (s := out[k])[1] > bound:  # type: ignore[index]
+        out[k] = (s[0], bound)  # type: ignore[index]
+        k, bound = k - 1, bound - 1
     return tuple(out)
 
 
@@ -126,6 +132,8 @@ def place(slots: Slots, j: int, interval: Interval, window: float | None) -> Slo
 def finish(slots: Slots, window: float | None) -> tuple[Interval, ...] | None:
     """The third pass over a complete match's valid intervals: the last event's vub is
     at most the first's plus W, carried backwards; None when an interval empties."""
+    if None not in slots and (window is None or slots[-1][1] <= slots[0][1] + window):  # type: ignore[index]
+        return slots  # type: ignore[return-value]
     bounds: list[Interval] = [s for s in slots if s is not None]
     if window is None or bounds[-1][1] <= bounds[0][1] + window:
         return tuple(bounds)

@@ -29,7 +29,7 @@ from typing import Any
 from kleene.compiler.plan import Plan
 from kleene.imprecise.model import IntervalEvent, Probability
 from kleene.imprecise.points import PointMatch, Steps
-from kleene.imprecise.result import ImpreciseMatch
+from kleene.imprecise.result import ImpreciseMatch, Labels
 
 Threshold = Callable[[Probability], bool]
 
@@ -207,22 +207,25 @@ def make_result(
     start: int,
     end: int,
     confidence: Probability,
+    labels: Labels | None = None,
 ) -> ImpreciseMatch:
     """The result of a signature: its events per variable, the RETURN values computed
-    on the match's state vector, the time range and the confidence."""
+    on the match's state vector, the time range and the confidence. ``labels``: the
+    events' id and position tuples, shared with other results."""
     returned: dict[str, Any] = {}
     if plan.returns is not None:
         returned = dict(zip(plan.return_names, plan.returns(vector), strict=True))
-    variables: dict[str, tuple[Any, ...]] = {}
-    positions: dict[str, tuple[int, ...]] = {}
-    for v, e in zip(plan.positive_vars, events, strict=True):
-        variables[v] = (e.values[2],)
-        positions[v] = (e.position,)
+    names = plan.positive_vars
+    if labels is None:
+        tags = [((e.values[2],), (e.position,)) for e in events]
+    else:
+        known = labels.by_position.get
+        tags = [known(e.position) or labels.of(e) for e in events]
     return ImpreciseMatch(
-        variables=variables,
-        positions=positions,
-        start=start,
-        end=end,
-        confidence=confidence,
-        returned=returned,
+        {v: t[0] for v, t in zip(names, tags, strict=True)},
+        {v: t[1] for v, t in zip(names, tags, strict=True)},
+        start,
+        end,
+        confidence,
+        returned,
     )

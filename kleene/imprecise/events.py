@@ -64,7 +64,7 @@ from kleene.imprecise.next_confidence import TooManyCases, next_confidence
 from kleene.imprecise.ordering import Held, Presented, QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.properties import Components
-from kleene.imprecise.result import ImpreciseMatch
+from kleene.imprecise.result import ImpreciseMatch, Labels
 from kleene.vocabulary import Strategy
 
 METHODS = ("any", "query", "selectivity")
@@ -136,6 +136,7 @@ class EventFramework:
         self.created = 0  # runs created so far (a statistic)
         self.memo: Memo = {}
         self.memo_limit = max(100, _MEMO_CELLS // (u_max + 1) ** 2)  # tables of that size
+        self.labels = Labels()  # the events' id and position tuples results share
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
         self.completed: list[Completed] = []  # skip till any match: to confide
         self.pending: list[Signature] = []  # skip till next match: signatures not yet final
@@ -254,8 +255,9 @@ class EventFramework:
         grown: list[tuple[int, EventRun]] = []
         # an event presented for one of several components may be in a run already
         check = self.prefixes or len(matched) > 1
+        interval, window, prefixes = (e.lower, e.upper), self.window, self.prefixes
         for mask, runs in [*self.groups.items(), (0, [self.start])]:
-            if self.prefixes:
+            if prefixes:
                 targets = [j for j in matched if mask == (1 << j) - 1]
             else:
                 targets = [j for j in matched if not mask >> j & 1]
@@ -265,7 +267,13 @@ class EventFramework:
                 if run.key is not None and run.key != key:
                     continue
                 for j in targets:
-                    new = self._take(run, e, j, mask | 1 << j, key, out, later, check)
+                    if prefixes:
+                        slots = bounds.extend(run.slots, interval, window)
+                    else:
+                        slots = bounds.place(run.slots, j, interval, window)
+                    if slots is None:
+                        continue
+                    new = self._take(run, e, j, slots, mask | 1 << j, key, out, later, check)
                     if new is not None:
                         grown.append((mask | 1 << j, new))
         for mask, run in grown:
@@ -277,34 +285,33 @@ class EventFramework:
         run: EventRun,
         e: IntervalEvent,
         j: int,
+        slots: bounds.Slots,
         mask: int,
         key: Any,
         out: list[ImpreciseMatch],
         later: Later,
         check: bool,
     ) -> EventRun | None:
-        """The run after selecting ``e`` for component j, matching the components of
-        ``mask`` (None when it cannot, when it completes, or when it would be pruned
-        before any event could extend it). ``check``: ``e`` may be in the run already
-        (the same-id check, made once the valid intervals admit ``e``, which most
-        visited runs do not)."""
-        interval = (e.lower, e.upper)
-        if self.prefixes:
-            slots = bounds.extend(run.slots, interval, self.window)
-        else:
-            slots = bounds.place(run.slots, j, interval, self.window)
-        if slots is None or (check and any(x is e for x in run.events)):
+        """The run after selecting ``e`` for component j, whose valid intervals are then
+        ``slots``, matching the components of ``mask`` (None when it cannot, when it
+        completes, or when it would be pruned before any event could extend it).
+        ``check``: ``e`` may be in the run already (the same-id check, made once the
+        valid intervals admit ``e``, which most visited runs do not; events compare by
+        identity)."""
+        if check and e in run.events:
             return None
         complete = mask == self.full
         if not complete and later is not None:
             # Appendix C.2's time-to-live rule, applied before the run exists: every
             # event that could extend it lies past its window
             if self.prefixes:  # valid intervals in pattern order: the first vub is least
-                ttl = slots[0][1] + self.window  # type: ignore[index,operator]
+                # and the components still missing are those after j
+                if slots[0][1] + self.window < min(later[j + 1 :]):  # type: ignore[index,operator]
+                    return None
             else:
                 ttl = min(s[1] for s in slots if s is not None) + self.window  # type: ignore[operator]
-            if all(ttl < later[k] for k in range(self.length) if not mask >> k & 1):
-                return None
+                if all(ttl < later[k] for k in range(self.length) if not mask >> k & 1):
+                    return None
         events = list(run.events)
         events[j] = e
         done, vector = run.done, run.vector
@@ -342,27 +349,35 @@ class EventFramework:
         them when there are enough with float probabilities and narrow intervals
         (:mod:`kleene.imprecise.batch`), else one by one, memoized."""
         done, self.completed = self.completed, []
-        known: dict[int, bool] = {}  # per event: float probabilities, a narrow interval
-        for m in done:
-            for e in m[0]:
-                if id(e) not in known:
-                    narrow = e.upper - e.lower < _BATCH_WIDTH
-                    known[id(e)] = narrow and floats(e, self.memo)
-        rough = [m for m in done if all(known[id(e)] for e in m[0])]
-        batched: dict[int, Any] = {}
-        if len(rough) >= _BATCH:
-            found = any_confidences([(m[0], m[1]) for m in rough], self.window)
-            batched = {id(m): f for m, f in zip(rough, found, strict=True)}
-        for m in done:
-            events, valid, vector = m
-            if id(m) in batched:
-                result = batched[id(m)]
-            else:
+        if len(self.memo) > self.memo_limit:
+            self.memo.clear()
+        found = self._batched(done)
+        plan, keep, labels = self.plan, self.keep, self.labels
+        for (events, valid, vector), result in zip(done, found, strict=True):
+            if result is False:
                 if len(self.memo) > self.memo_limit:
                     self.memo.clear()
                 result = any_confidence(events, valid, self.window, self.memo)
-            if result is not None and self.keep(result[0]):
-                out.append(make_result(self.plan, events, vector, result[1], result[2], result[0]))
+            if result is not None and keep(result[0]):
+                confidence, start, end = result
+                out.append(make_result(plan, events, vector, start, end, confidence, labels))
+
+    def _batched(self, done: list[Completed]) -> list[Any]:
+        """Per completed match, its Algorithm 2 result from the batch, or False where it
+        goes one by one: too few matches, or an event with exact probabilities or a wide
+        interval."""
+        if len(done) < _BATCH:
+            return [False] * len(done)
+        events = {e for m in done for e in m[0]}
+        slow = {e for e in events if e.upper - e.lower >= _BATCH_WIDTH or not floats(e, self.memo)}
+        rough = [m for m in done if slow.isdisjoint(m[0])] if slow else done
+        if len(rough) < _BATCH:
+            return [False] * len(done)
+        found = any_confidences([m[0] for m in rough], [m[1] for m in rough], self.window)
+        if not slow:
+            return found
+        by_match = {id(m): f for m, f in zip(rough, found, strict=True)}
+        return [by_match.get(id(m), False) for m in done]
 
     def _next_result(self, sig: Signature) -> ImpreciseMatch | None:
         """Skip till next match: the signature's confidence over its valid intervals,

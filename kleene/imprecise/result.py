@@ -9,7 +9,7 @@ from typing import Any
 from kleene.imprecise.model import Probability
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ImpreciseMatch:
     """One result: the *signature* (``variables``: each variable's event ids, a 1-tuple
     per single variable, as in :class:`kleene.Match`), the tightest time range
@@ -36,6 +36,27 @@ class ImpreciseMatch:
     def key(self) -> tuple[tuple[str, tuple[Any, ...]], ...]:
         """The signature as a hashable value."""
         return tuple(sorted((k, tuple(v)) for k, v in self.variables.items()))
+
+
+class Labels:
+    """Per event, the 1-tuples of its id and position that results hold, built once and
+    shared by every result holding the event: a result is then one new object and two
+    small dicts, and the garbage collector, which once it has seen a tuple of plain
+    values stops tracking it and the dicts holding only such tuples, has little new to
+    walk per result. Forgotten wholesale past ``limit`` events."""
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self.by_position: dict[int, tuple[tuple[Any], tuple[int]]] = {}
+
+    def of(self, e: Any) -> tuple[tuple[Any], tuple[int]]:
+        """(id,), (position,) of an event."""
+        found = self.by_position.get(e.position)
+        if found is None:
+            if len(self.by_position) >= self.limit:
+                self.by_position.clear()
+            found = self.by_position[e.position] = ((e.values[2],), (e.position,))
+        return found
 
 
 def result_order(m: ImpreciseMatch) -> tuple[Any, ...]:

@@ -40,6 +40,7 @@ from kleene.imprecise.kleene_dp import KleeneFramework
 from kleene.imprecise.model import IntervalEvent, IntervalFields, Probability
 from kleene.imprecise.ordering import QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, PointMatching, Run
+from kleene.imprecise.result import Labels
 from kleene.match import RejectedEvent
 from kleene.runtime.snapshot import (
     digest,
@@ -76,7 +77,9 @@ SAVED: dict[type, tuple[str, ...]] = {
     PointFramework: ("expansion", "matching", "collapser"),
     StreamExpansion: ("heap",),
     PointMatching: ("runs", "seen", "log", "log_base", "nelts"),
-    EventFramework: ("groups", "memo", "seen", "pending", "collapser", "order", "created"),
+    EventFramework: (
+        *("groups", "memo", "labels", "seen", "pending", "collapser", "order", "created"),
+    ),
     QueryOrder: ("buffers",),
     SelectivityOrder: ("waiting", "held", "counts"),
     KleeneFramework: ("events",),
@@ -390,7 +393,7 @@ def _restore_events(fw: EventFramework, data: Any, r: _Reader) -> None:
         restored.append(EventRun(tuple(events), slots, done, r.vector(vector), _key(key, r)))
     fw.runs = restored
     fw.seen = r.by_type(seen)
-    fw.memo = {}
+    fw.memo, fw.labels = {}, Labels()  # caches: started afresh
     fw.created = integer(created, "a count of runs", 0)
     fw.pending = []
     for item in sequence(pending, "the pending signatures"):

@@ -52,7 +52,8 @@ def batches(draw: Any) -> tuple[list[Any], int | None]:
 @given(batches())
 def test_each_match_of_a_batch_equals_its_listed_point_matches(case: Any) -> None:
     batch, window = case
-    for (events, ranges), found in zip(batch, any_confidences(batch, window), strict=True):
+    found_all = any_confidences([m[0] for m in batch], [m[1] for m in batch], window)
+    for (events, ranges), found in zip(batch, found_all, strict=True):
         matches = list(point_matches(events, ranges, window))
         if not matches:
             assert found is None
@@ -65,12 +66,15 @@ def test_each_match_of_a_batch_equals_its_listed_point_matches(case: Any) -> Non
         assert end == max(t[-1] for t in matches)
 
 
-@pytest.mark.parametrize("method", ["any", "query", "selectivity"])
-def test_a_push_gives_the_same_results_batched_or_one_by_one(
-    method: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _batched_and_one_by_one(
+    monkeypatch: pytest.MonkeyPatch, method: str, exact_every: int | None
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int]:
     """About 200 matches of length 3 over 300 events of the section 5.1 stream (δ = 3),
-    in pushes of 100 events: most pushes complete more than the batch threshold."""
+    in pushes of 100 events (most pushes complete more than the batch threshold); with
+    ``exact_every`` k, every k-th event carries exact probabilities. The results
+    batched, one by one, and how many matches went batched."""
+    from fractions import Fraction
+
     from kleene.datagen.uncertain import generate
 
     text = (
@@ -78,6 +82,9 @@ def test_a_push_gives_the_same_results_batched_or_one_by_one(
         "AND c.value % 10 = 3 WITHIN 40"
     )
     rows = generate(300, delta=3).to_pylist()
+    if exact_every is not None:
+        for row in rows[::exact_every]:
+            row["pmf"] = [Fraction(1, 7)] * 7
     q = kleene.compile(
         text, time="interval", strategy="skip_till_any_match", u_max=6, method=method
     )
@@ -90,14 +97,50 @@ def test_a_push_gives_the_same_results_batched_or_one_by_one(
 
     sizes: list[int] = []
 
-    def spy(batch: Any, window: Any) -> Any:
-        sizes.append(len(batch))
-        return any_confidences(batch, window)
+    def spy(matches: Any, valid: Any, window: Any) -> Any:
+        sizes.append(len(matches))
+        return any_confidences(matches, valid, window)
 
     monkeypatch.setattr(event_framework, "any_confidences", spy)
     batched = results()
-    assert sum(sizes) > len(batched) / 2  # most went batched
     monkeypatch.setattr(event_framework, "_BATCH", 10**9)
     single = results()
     assert [r[:3] for r in batched] == [r[:3] for r in single]
     assert all(abs(a[3] - b[3]) <= 1e-12 for a, b in zip(batched, single, strict=True))
+    return batched, single, sum(sizes)
+
+
+@pytest.mark.parametrize("method", ["any", "query", "selectivity"])
+def test_a_push_gives_the_same_results_batched_or_one_by_one(
+    method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batched, _, went = _batched_and_one_by_one(monkeypatch, method, None)
+    assert went > len(batched) / 2  # most went batched
+
+
+def test_exact_events_leave_the_batch_and_the_rest_stays_in_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every fifth event carries exact probabilities: its matches go one by one, the
+    others still go batched in the same push; the results equal those of every match
+    one by one."""
+    batched, _, went = _batched_and_one_by_one(monkeypatch, "any", 5)
+    assert 0 < went < len(batched) - 20  # some matches batched, many not
+
+
+@settings(max_examples=30, deadline=None)
+@given(batches())
+def test_a_batch_split_into_parts_gives_the_same_results(case: Any) -> None:
+    """The memory bound splits a batch into parts (here one match each): every match
+    gets the result it gets in one part with the others."""
+    from kleene.imprecise import batch as batch_module
+
+    matches, window = case
+    events, valid = [m[0] for m in matches], [m[1] for m in matches]
+    whole = any_confidences(events, valid, window)
+    cells = batch_module._CELLS
+    try:
+        batch_module._CELLS = 1
+        assert any_confidences(events, valid, window) == whole
+    finally:
+        batch_module._CELLS = cells

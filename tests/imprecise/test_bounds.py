@@ -167,3 +167,53 @@ def test_place_stops_at_the_first_unchanged_bound_with_the_same_result(
         assert bounds.place(slots, j, interval, window) == expected
         if expected is not None:
             slots = expected
+
+
+def _extend_reference(
+    prefix: bounds.Slots, interval: bounds.Interval, window: float | None
+) -> bounds.Slots | None:
+    """Appendix C.1's one-pass form as written: the new event's vlb from the last one's,
+    then every vub of the prefix lowered backwards, then the checks (the form
+    :func:`bounds.extend` had before it learnt to stop at the first unchanged vub)."""
+    lower, upper = interval
+    vlb = lower if not prefix else max(prefix[-1][0] + 1, lower)  # type: ignore[index]
+    if vlb > upper:
+        return None
+    if prefix and window is not None and vlb > prefix[0][1] + window:  # type: ignore[index]
+        return None
+    out: list[bounds.Interval | None] = [*prefix, (vlb, upper)]
+    for j in range(len(prefix) - 1, -1, -1):
+        lo, hi = out[j]  # type: ignore[misc]
+        out[j] = (lo, min(out[j + 1][1] - 1, hi))  # type: ignore[index]
+    return tuple(out)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.integers(0, 12).flatmap(lambda lo: st.tuples(st.just(lo), st.integers(lo - 1, lo + 6))),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from([None, 2, 5, 9]),
+)
+def test_extend_stops_at_the_first_unchanged_vub_with_the_same_result(
+    intervals: list[bounds.Interval], window: float | None
+) -> None:
+    """bounds.extend stops lowering vubs at the first it leaves unchanged: on every
+    prefix built by extensions it gives the valid intervals (or the refusal) of the
+    pass over the whole prefix, and ``finish`` on it gives the valid intervals of the
+    three passes (or None when one is empty)."""
+    prefix: bounds.Slots = ()
+    for interval in intervals:
+        expected = _extend_reference(prefix, interval, window)
+        assert bounds.extend(prefix, interval, window) == expected
+        if expected is None:
+            return
+        prefix = expected
+        passes = bounds.three_passes(intervals[: len(prefix)], window)
+        valid = bounds.finish(prefix, window)
+        if passes.valid:
+            assert valid == tuple(zip(passes.vlb, passes.vub, strict=True))
+        else:
+            assert valid is None
