@@ -237,6 +237,11 @@ class SituationMatcher:
         keep them: the next update changes the counters in place)."""
         return list(map(len, self._in_symbol_order)), self._candidates, self._survivors
 
+    def query_counts(self) -> list[int]:
+        """The live cumulative count of range queries per constraint (as
+        :meth:`counters`: read now, do not keep)."""
+        return self._queries
+
     def statistics(self) -> MatcherStatistics:
         return MatcherStatistics(
             {x: len(b) for x, b in self._buffers.items()},

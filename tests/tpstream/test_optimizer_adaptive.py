@@ -324,3 +324,31 @@ def test_a_selectivity_sample_weighs_as_the_range_queries_behind_it() -> None:
     plain = AdaptivePlanner(Q3, alpha=0.01, threshold=0.2, initial_buffer_size=7)
     plain.observe_counts([7, 7, 7], [10, 0, 0], [0, 0, 0], 128)
     assert math.isclose(plain.selectivities[ab], prior * 0.99**128)
+
+
+def test_the_shared_planner_pools_the_range_queries_of_all_partitions() -> None:
+    from kleene.tpstream.matcher import SituationMatcher
+    from kleene.tpstream.model import Situation
+
+    shared = SharedPlanner(Q3, observe_every=1)
+    seen: list[list[int] | None] = []
+    real = shared.planner.observe_counts
+
+    def spy(sizes, candidates, survivors, updates=None, queries=None):  # type: ignore[no-untyped-def]
+        seen.append(None if queries is None else list(queries))
+        return real(sizes, candidates, survivors, updates, queries)
+
+    shared.planner.observe_counts = spy  # type: ignore[method-assign]
+    one, two = SituationMatcher(Q3), SituationMatcher(Q3)
+    for m in (one, two):
+        shared.adopt(m)
+    for k in range(20):
+        for m in (one, two):
+            for x, offset in zip("ABC", (0, 10, 20), strict=True):
+                t = 100 * k + offset
+                m.update(t, [Situation(x, (), t, None, 0, 0)], [])
+                shared.observe(m, [one, two])
+                m.update(t + 5, [], [Situation(x, (), t, t + 5, 0, 0)])
+                shared.observe(m, [one, two])
+    total = [a + b for a, b in zip(one.query_counts(), two.query_counts(), strict=True)]
+    assert seen[-1] == total and sum(total) > 0
