@@ -97,19 +97,18 @@ class Join:
         """Compute the ranges of the steps ready at ``level``; False if one is empty.
         Each range query is counted per constraint: one query, the buffered
         situations it ran over (candidates), those it found (survivors)."""
-        candidates, survivors, queries = self.candidates, self.survivors, self.queries
         for i in plan.ready[level]:
             buf = self.buffers[plan.steps[i]]
-            found: Ranges = [buf.span()]
-            links = plan.links[i]
-            n = len(buf) if links else 0
-            for ci, x, rels in links:
+            span = buf.span()
+            found: Ranges = [span]
+            n = span[1] - span[0]  # len(buf), without a call
+            for ci, x, rels in plan.links[i]:
                 anchor = ws[x]
                 a_end = end_of(anchor)
                 part = union(buf.positions(*partner_bounds(r, anchor.start, a_end)) for r in rels)
-                candidates[ci] += n
-                survivors[ci] += size(part)
-                queries[ci] += 1
+                self.candidates[ci] += n
+                self.survivors[ci] += size(part)
+                self.queries[ci] += 1
                 found = intersect(found, part)
             ranges[i] = found
             if not found and plan.steps[i] not in self.running:
