@@ -23,9 +23,11 @@ selectivities). "adaptive, replayed" applies the (first) adaptive run's switches
 same updates without the planner: its distance from the best fixed order is the cost of
 the decisions (the time to notice a shift), the adaptive run's distance from it the
 planner's own cost. The attached planner observes when the update's time reaches a
-mark about 64 ended situations ahead by default (``--observe-every``; about 128 updates
-of the low-latency matcher, which is also invoked on starts), each observation weighing
-as the situations that ended since the previous one, with the mean of the buffer sizes
+mark about ``--observe-every`` units of the matcher's work ahead (an ended situation or
+a range query each, at the rate of the previous interval: a planner's turn then costs
+a bounded share of the matcher's time, and comes sooner when the order turns costly),
+each observation weighing as the situations that ended since the previous one (a
+selectivity at most as the range queries behind it), with the mean of the buffer sizes
 at the interval's two ends (observing every update costs more than the matcher's own
 work in the skewed phases).
 
@@ -240,9 +242,9 @@ def main() -> None:
     parser.add_argument(
         "--observe-every",
         type=lambda text: [int(k) for k in text.split(",")],
-        default=[64],
-        help="ended situations per observation (updates with --outside); several "
-        "(comma-separated) run side by side",
+        default=[256],
+        help="units of matcher work (ended situations + range queries) per observation "
+        "(updates with --outside); several (comma-separated) run side by side",
     )
     parser.add_argument("--repeat", type=int, default=5, help="runs; each chunk's least counts")
     parser.add_argument("--chunk", type=int, default=250, help="updates per interleaved chunk")
@@ -276,7 +278,7 @@ def main() -> None:
         f"{args.per_phase} situations over {args.span} time units per phase "
         f"({args.span / args.window:.0f} windows); alpha {args.alpha}, "
         f"threshold {args.threshold}, observing every {args.observe_every} "
-        + ("updates" if args.outside else "ended situations")
+        + ("updates" if args.outside else "units of work (ends + range queries)")
     )
     columns = ["phase", "plan", "situations", "matches", "cpu_s", "per_s", "vs best fixed"]
     print(table(rows, [*columns, "switches", "final order"]))

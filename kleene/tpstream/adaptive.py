@@ -132,11 +132,10 @@ class AdaptivePlanner:
         self._floors = [size_floor] * len(pattern.symbols) + [selectivity_floor] * len(unique)
         slot = {c: len(pattern.symbols) + j for j, c in enumerate(unique)}
         self._slots = [slot[c] for c in pattern.constraints]
-        # each constraint once in the pattern (the rule): its counts fold on their own
-        self._distinct = len(unique) == len(pattern.constraints)
         # the counters as last read, and which averages have seen an observation
         self._counted_c = [0] * len(self._slots)
         self._counted_s = [0] * len(self._slots)
+        self._counted_q = [0] * len(self._slots)
         self._queried = [False] * len(self._avg)
         self.updates = 0
         self.replanned = 0
@@ -187,10 +186,12 @@ class AdaptivePlanner:
         """Fold one update's statistics into the averages; re-plan if one drifted past
         the threshold. Returns whether the order changed."""
         sizes = stats.buffer_sizes
+        queries = getattr(stats, "queries", None)
         return self.observe_counts(
             [sizes.get(x, 0) for x in self.pattern.symbols],
             list(stats.candidates),
             list(stats.survivors),
+            queries=list(queries) if queries else None,
         )
 
     def observe_counts(
@@ -199,11 +200,17 @@ class AdaptivePlanner:
         candidates: list[int],
         survivors: list[int],
         updates: int | None = None,
+        queries: Sequence[int] | None = None,
     ) -> bool:
         """:meth:`observe` from plain sequences, as a matcher holds them: the buffer
         sizes in the pattern's symbol order, the cumulative counts per constraint (read
         now, not kept), and how many updates the observation stands for
         (``observe_every`` when None; it then weighs ``1 - (1 - alpha)^updates``).
+        With ``queries``, each constraint's cumulative count of range queries, a
+        selectivity sample weighs as the updates that queried its constraint, at most
+        one per range query: ``1 - (1 - alpha)^min(queries, updates)`` (section 5.4.1
+        folds one sample per update that measured it; a sample behind a handful of
+        queries must not move the average as far as one behind hundreds).
         Returns whether the order changed.
 
         Only the averages that move are checked against their drift bounds: one that
@@ -222,7 +229,13 @@ class AdaptivePlanner:
             if value < low[i] or value > high[i]:
                 moved = True
         if (candidates != self._counted_c or survivors != self._counted_s) and (
-            self._fold_selectivities(candidates, survivors, weight)
+            self._fold_selectivities(
+                candidates,
+                survivors,
+                weight,
+                queries,
+                self.observe_every if updates is None else updates,
+            )
         ):
             moved = True
         if not moved:
@@ -243,46 +256,48 @@ class AdaptivePlanner:
         return f"re-planned after update {update}: {self._name(index)} drifted by {amount:.0%}"
 
     def _fold_selectivities(
-        self, candidates: Sequence[int], survivors: Sequence[int], weight: float
+        self,
+        candidates: Sequence[int],
+        survivors: Sequence[int],
+        weight: float,
+        queries: Sequence[int] | None,
+        updates: int,
     ) -> bool:
         """Average in each constraint's survivors per candidate since the previous
         observation (constraints not queried since keep their average; counters that
-        went back, as after a restore, count from zero). Returns whether an average
-        left its drift bounds."""
-        before_c, before_s = self._counted_c, self._counted_s
+        went back, as after a restore, count from zero), weighing ``weight``, or by
+        the queries behind the sample when they are counted. Returns whether an
+        average left its drift bounds."""
+        before_c, before_s, before_q = self._counted_c, self._counted_s, self._counted_q
         avg, low, high, queried = self._avg, self._low, self._high, self._queried
-        keep, slots = 1 - weight, self._slots
-        moved = False
-        if self._distinct:
-            for i, c in enumerate(candidates):
-                dc = c - before_c[i]
-                if dc:
-                    ds = survivors[i] - before_s[i]
-                    if dc < 0 or ds < 0:
-                        dc, ds = c, survivors[i]
-                    if dc > 0:
-                        slot = slots[i]
-                        value = avg[slot] = weight * (ds / dc) + keep * avg[slot]
-                        queried[slot] = True
-                        if value < low[slot] or value > high[slot]:
-                            moved = True
-        else:
-            seen: dict[int, list[int]] = {}
-            for i, slot in enumerate(slots):
-                dc, ds = candidates[i] - before_c[i], survivors[i] - before_s[i]
-                if dc < 0 or ds < 0:
-                    dc, ds = candidates[i], survivors[i]
-                if dc > 0:
-                    total = seen.setdefault(slot, [0, 0])
+        # per slot: candidates, survivors, range queries since the previous observation
+        grown: dict[int, list[int]] = {}
+        for i, slot in enumerate(self._slots):
+            dc, ds = candidates[i] - before_c[i], survivors[i] - before_s[i]
+            dq = 0 if queries is None else queries[i] - before_q[i]
+            if dc < 0 or ds < 0 or dq < 0:
+                dc, ds = candidates[i], survivors[i]
+                dq = 0 if queries is None else queries[i]
+            if dc > 0:
+                total = grown.get(slot)
+                if total is None:
+                    grown[slot] = [dc, ds, dq]
+                else:
                     total[0] += dc
                     total[1] += ds
-            for slot, (dc, ds) in seen.items():
-                value = avg[slot] = ema(avg[slot], ds / dc, weight)
-                queried[slot] = True
-                if value < low[slot] or value > high[slot]:
-                    moved = True
+                    total[2] += dq
+        moved = False
+        keep = 1 - self.alpha
+        for slot, (dc, ds, dq) in grown.items():
+            w = weight if queries is None else 1 - keep ** min(dq, updates)
+            value = avg[slot] = w * (ds / dc) + (1 - w) * avg[slot]
+            queried[slot] = True
+            if value < low[slot] or value > high[slot]:
+                moved = True
         before_c[:] = candidates
         before_s[:] = survivors
+        if queries is not None:
+            before_q[:] = queries
         return moved
 
     @property

@@ -57,6 +57,11 @@ class SituationBuffer:
         """How many situations were ever appended (read at no cost per append)."""
         return self._dropped + len(self._items)
 
+    def counts(self) -> tuple[int, int]:
+        """``(len(self), self.appended)`` in one call (the planner's turn reads both)."""
+        held = len(self._items)
+        return held - self._head, self._dropped + held
+
     def span(self) -> tuple[int, int]:
         """The absolute positions of the live situations."""
         return self._head, len(self._items)

@@ -77,13 +77,13 @@ class Join:
         buffers: Mapping[str, SituationBuffer],
         running: Mapping[str, Situation],
         window: Time,
-        counts: tuple[list[int], list[int]],
+        counts: tuple[list[int], list[int], list[int]],
         emit: Callable[[dict[str, Situation]], None],
     ) -> None:
         self.buffers = buffers
         self.running = running
         self.window = window
-        self.candidates, self.survivors = counts
+        self.candidates, self.survivors, self.queries = counts
         self.emit = emit
 
     def run(self, plan: JoinPlan, ws: dict[str, Situation]) -> None:
@@ -94,16 +94,21 @@ class Join:
     def _prepare(
         self, plan: JoinPlan, level: int, ws: dict[str, Situation], ranges: list[Ranges]
     ) -> bool:
-        """Compute the ranges of the steps ready at ``level``; False if one is empty."""
+        """Compute the ranges of the steps ready at ``level``; False if one is empty.
+        Each range query is counted per constraint: one query, the buffered
+        situations it ran over (candidates), those it found (survivors)."""
         for i in plan.ready[level]:
             buf = self.buffers[plan.steps[i]]
-            found: Ranges = [buf.span()]
+            span = buf.span()
+            found: Ranges = [span]
+            n = span[1] - span[0]  # len(buf), without a call
             for ci, x, rels in plan.links[i]:
                 anchor = ws[x]
                 a_end = end_of(anchor)
                 part = union(buf.positions(*partner_bounds(r, anchor.start, a_end)) for r in rels)
-                self.candidates[ci] += len(buf)
+                self.candidates[ci] += n
                 self.survivors[ci] += size(part)
+                self.queries[ci] += 1
                 found = intersect(found, part)
             ranges[i] = found
             if not found and plan.steps[i] not in self.running:

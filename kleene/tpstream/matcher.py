@@ -43,12 +43,14 @@ STATE_VERSION = 1
 class MatcherStatistics:
     """What the optimizer reads (section 5.4.1): the live size of each symbol's buffer
     and, per constraint (by index in the pattern), how many buffered situations its
-    range queries ran over (``candidates``) and how many satisfied it (``survivors``),
-    cumulative since the matcher was made."""
+    range queries ran over (``candidates``), how many satisfied it (``survivors``) and
+    how many range queries it took (``queries``), cumulative since the matcher was
+    made."""
 
     buffer_sizes: Mapping[str, int]
     candidates: tuple[int, ...]
     survivors: tuple[int, ...]
+    queries: tuple[int, ...] = ()
 
     def selectivity(self, constraint: int) -> float | None:
         """Observed survivors per candidate of one constraint; None before any query."""
@@ -89,6 +91,7 @@ class Planner(Protocol):
         candidates: list[int],
         survivors: list[int],
         updates: int | None = None,
+        queries: Sequence[int] | None = None,
     ) -> bool: ...
 
 
@@ -119,6 +122,8 @@ class SituationMatcher:
         self._slack = _duration_slack(pattern)
         self._candidates = [0] * len(pattern.constraints)
         self._survivors = [0] * len(pattern.constraints)
+        self._queries = [0] * len(pattern.constraints)
+        self._counts = (self._candidates, self._survivors, self._queries)
         self.order: tuple[str, ...] = ()
         self.set_order(default_order(pattern) if order is None else order)
         self._planner: Planner | None = None
@@ -159,43 +164,63 @@ class SituationMatcher:
     def attach(self, planner: Planner | None) -> None:
         """Let ``planner`` choose the order from inside :meth:`update` (section 5.4.1),
         None detaches. No update is counted: the planner observes when the update's
-        time reaches a mark set about ``planner.observe_every`` ended situations
-        ahead (at the rate of ends seen so far), and each observation weighs as the
+        time reaches a mark set about ``planner.observe_every`` units of the matcher's
+        work ahead (an ended situation or a range query each, at the rate seen in the
+        previous interval), so its turns cost a bounded share of the matcher's time,
+        and come sooner when an order turns expensive. Each observation weighs as the
         situations that ended since the previous one (one updateMatcher call of
-        Algorithm 2 each). The sizes it folds in are the means of those at the
-        interval's two ends, so that one sample of a small buffer's jitter does not
-        count for the whole interval. On a switch the matcher takes the planner's
-        order for its next update."""
+        Algorithm 2 each), a selectivity at most as the range queries behind it. The
+        sizes it folds in are the means of those at the interval's two ends, so that
+        one sample of a small buffer's jitter does not count for the whole interval.
+        On a switch the matcher takes the planner's order for its next update."""
         self._planner = planner
         self._mark = -math.inf if planner is not None else math.inf
         self._since: Time | None = None
         self._step: Time = 0
-        self._ended = sum(b.appended for b in self._in_symbol_order)
+        self._rate = 0.0
+        self._ended, self._work = self._progress()
         self._sizes_then: list[int] | None = None
         if planner is not None:
             self.set_order(planner.order)
 
+    def _progress(self) -> tuple[int, int]:
+        """Situations ever ended, and those plus the range queries ever run."""
+        ended = sum(b.appended for b in self._in_symbol_order)
+        return ended, ended + sum(self._queries)
+
     def _consult(self, time: Time) -> None:
         """The planner's turn: it reads the mean buffer sizes over the interval and
         the live counters (without the copies :meth:`statistics` makes), weighted by
-        the situations that ended in the interval; then the next mark."""
+        the situations that ended in the interval; then the next mark. One pass over
+        the buffers, no copies: the turn must stay cheap next to the updates."""
         planner = self._planner
         assert planner is not None
-        ended = sum(b.appended for b in self._in_symbol_order)
+        sizes: list[int] = []
+        ended = 0
+        for b in self._in_symbol_order:
+            live, appended = b.counts()
+            sizes.append(live)
+            ended += appended
+        queries = self._queries
+        work = ended + sum(queries)
         count, self._ended = ended - self._ended, ended
+        done, self._work = work - self._work, work
         since, self._since = self._since, time
         if count > 0:
-            sizes, candidates, survivors = self.counters()
             then, self._sizes_then = self._sizes_then, sizes
             mean: list[float] = list(sizes)
             if then is not None:
                 mean = [(a + b) / 2 for a, b in zip(sizes, then, strict=True)]
-            if planner.observe_counts(mean, candidates, survivors, count):
+            if planner.observe_counts(mean, self._candidates, self._survivors, count, queries):
                 self.set_order(planner.order)
         if since is not None and time > since:
-            # as long again per observe_every ends; twice as long when none ended
+            # observe_every units of work ahead at the interval's rate of work, or at
+            # half the previous rate if that is more (work comes in bursts: one start
+            # may run dozens of range queries, the next interval none); twice as far
+            # when no work was done at all
             elapsed = time - since
-            self._step = elapsed * planner.observe_every / count if count else 2 * elapsed
+            rate = self._rate = max(done / elapsed, self._rate / 2)
+            self._step = planner.observe_every / rate if rate else 2 * elapsed
         self._mark = time + self._step
 
     def flush(self, time: Time) -> list[TemporalMatch]:
@@ -212,11 +237,17 @@ class SituationMatcher:
         keep them: the next update changes the counters in place)."""
         return list(map(len, self._in_symbol_order)), self._candidates, self._survivors
 
+    def query_counts(self) -> list[int]:
+        """The live cumulative count of range queries per constraint (as
+        :meth:`counters`: read now, do not keep)."""
+        return self._queries
+
     def statistics(self) -> MatcherStatistics:
         return MatcherStatistics(
             {x: len(b) for x, b in self._buffers.items()},
             tuple(self._candidates),
             tuple(self._survivors),
+            tuple(self._queries),
         )
 
     def state(self) -> dict[str, Any]:
@@ -229,6 +260,7 @@ class SituationMatcher:
             "running": {x: situation_data(s) for x, s in self._running.items()},
             "candidates": list(self._candidates),
             "survivors": list(self._survivors),
+            "queries": list(self._queries),
         }
 
     @classmethod
@@ -240,8 +272,9 @@ class SituationMatcher:
             for item in items:
                 m._buffers[x].append(situation_from(item))
         m._running = {x: situation_from(item) for x, item in data["running"].items()}
-        m._candidates = list(data["candidates"])
-        m._survivors = list(data["survivors"])
+        m._candidates[:] = data["candidates"]
+        m._survivors[:] = data["survivors"]
+        m._queries[:] = data.get("queries", [0] * len(pattern.constraints))
         return m
 
     # -- Algorithms 2 and 4 --------------------------------------------------------
@@ -339,8 +372,7 @@ class SituationMatcher:
         if plan is None:
             plan = self._plans[fixed] = plan_join(self.order, fixed, self._links)
         running = self._running if self.low_latency else {}
-        counts = (self._candidates, self._survivors)
-        Join(self._buffers, running, self.pattern.window, counts, found.publish).run(plan, ws)
+        Join(self._buffers, running, self.pattern.window, self._counts, found.publish).run(plan, ws)
 
 
 class _Found:

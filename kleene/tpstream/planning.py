@@ -28,6 +28,9 @@ from kleene.tpstream.adaptive import AdaptivePlanner
 from kleene.tpstream.model import TemporalPattern
 from kleene.tpstream.optimizer import order_cost
 
+# a partition's cumulative candidates, survivors and range queries per constraint
+Counts = tuple[Sequence[int], Sequence[int], Sequence[int]]
+
 
 class SharedPlanner:
     """Drives the evaluation order of every partition's ``SituationMatcher``."""
@@ -38,8 +41,9 @@ class SharedPlanner:
         width = len(pattern.constraints)
         self.candidates = [0] * width
         self.survivors = [0] * width
-        self._seen: dict[int, tuple[Sequence[int], Sequence[int]]] = {}
-        self._zeros: tuple[Sequence[int], Sequence[int]] = ([0] * width, [0] * width)
+        self.queries = [0] * width
+        self._seen: dict[int, Counts] = {}
+        self._zeros: Counts = ([0] * width, [0] * width, [0] * width)
         self._due = self.planner.observe_every
 
     @property
@@ -50,8 +54,12 @@ class SharedPlanner:
         """Take a new or restored partition's matcher: the current order, and its
         counters as they stand (only their growth from now on is pooled)."""
         matcher.set_order(self.order)
-        _, candidates, survivors = self._counters(matcher)
-        self._seen[id(matcher)] = (list(candidates), list(survivors))
+        _, candidates, survivors, queries = self._counters(matcher)
+        self._seen[id(matcher)] = (
+            list(candidates),
+            list(survivors),
+            list(queries or self._zeros[2]),
+        )
 
     def observe(self, matcher: Any, matchers: Iterable[Any]) -> None:
         """After ``matcher``'s update: every ``observe_every``-th call (counted over all
@@ -62,27 +70,39 @@ class SharedPlanner:
         if self._due:
             return
         self._due = self.planner.observe_every
-        sizes, candidates, survivors = self._counters(matcher)
-        before_c, before_s = self._seen.get(id(matcher), self._zeros)
-        if candidates != before_c or survivors != before_s:
-            pooled_c, pooled_s = self.candidates, self.survivors
-            for i, (c, s) in enumerate(zip(candidates, survivors, strict=True)):
-                pooled_c[i] += c - before_c[i]
-                pooled_s[i] += s - before_s[i]
-            self._seen[id(matcher)] = (list(candidates), list(survivors))
-        if self.planner.observe_counts(sizes, self.candidates, self.survivors):
+        sizes, candidates, survivors, counted = self._counters(matcher)
+        queries = self._zeros[2] if counted is None else counted
+        before = self._seen.get(id(matcher), self._zeros)
+        if candidates != before[0] or survivors != before[1] or queries != before[2]:
+            pooled = (self.candidates, self.survivors, self.queries)
+            for now, then, total in zip(
+                (candidates, survivors, queries), before, pooled, strict=True
+            ):
+                for i, (a, b) in enumerate(zip(now, then, strict=True)):
+                    total[i] += a - b
+            self._seen[id(matcher)] = (list(candidates), list(survivors), list(queries))
+        if self.planner.observe_counts(
+            sizes,
+            self.candidates,
+            self.survivors,
+            queries=None if counted is None else self.queries,
+        ):
             for m in matchers:
                 m.set_order(self.order)
 
-    def _counters(self, matcher: Any) -> tuple[Sequence[int], Sequence[int], Sequence[int]]:
+    def _counters(
+        self, matcher: Any
+    ) -> tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int] | None]:
         """The buffer sizes in symbol order and the cumulative counters: live from a
-        ``SituationMatcher`` (``counters``), else from its ``statistics``."""
+        ``SituationMatcher`` (``counters``), else from its ``statistics`` (range
+        queries None when it does not count them: samples then weigh as before)."""
         counters = getattr(matcher, "counters", None)
         if counters is not None:
-            return counters()
+            sizes, candidates, survivors = counters()
+            return sizes, candidates, survivors, matcher.query_counts()
         stats = matcher.statistics()
         sizes = [stats.buffer_sizes.get(x, 0) for x in self.planner.pattern.symbols]
-        return sizes, stats.candidates, stats.survivors
+        return sizes, stats.candidates, stats.survivors, getattr(stats, "queries", None) or None
 
     def explanation(self) -> str:
         return self.planner.explanation()

@@ -189,6 +189,8 @@ def test_statistics_count_range_query_candidates_and_survivors():
     # A = [4, 5) ends: two B candidates, none after it; B = [6, 7) ends: one A, kept.
     assert (stats.candidates, stats.survivors) == ((3,), (1,))
     assert stats.selectivity(0) == 1 / 3
+    # each of the 4 ends joins the other buffer by one range query, empty or not
+    assert stats.queries == (4,)
 
 
 def test_order_must_name_every_symbol_once():

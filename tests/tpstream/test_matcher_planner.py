@@ -79,6 +79,7 @@ class Spy:
         self.observe_every = observe_every
         self.order = ("A", "B", "C")
         self.seen: list[tuple[list[float], int | None]] = []
+        self.queries: list[list[int] | None] = []
 
     def observe_counts(
         self,
@@ -86,8 +87,10 @@ class Spy:
         candidates: list[int],
         survivors: list[int],
         updates: int | None = None,
+        queries: Sequence[int] | None = None,
     ) -> bool:
         self.seen.append((list(sizes), updates))
+        self.queries.append(None if queries is None else list(queries))
         return False
 
 
@@ -101,10 +104,10 @@ def test_a_fixed_order_matcher_never_turns_to_a_planner() -> None:
     assert turns == []
 
 
-def test_observations_weigh_the_ended_situations_and_come_every_k_ends() -> None:
-    # No update is counted: the planner's turn comes by time, at the rate of ends
-    # seen so far, and each observation stands for the situations ended since the
-    # previous one (each ended situation counted exactly once).
+def test_observations_weigh_the_ended_situations_and_come_every_k_units_of_work() -> None:
+    # No update is counted: the planner's turn comes by time, at the rate of work
+    # (ended situations and range queries) seen so far, and each observation stands
+    # for the situations ended since the previous one (each counted exactly once).
     calls = shifting_updates(seed=4)
     ended = sum(len(f) for _, _, f in calls)
     spy = Spy(observe_every=8)
@@ -121,13 +124,66 @@ def test_observations_weigh_the_ended_situations_and_come_every_k_ends() -> None
     counts = [u for _, u in spy.seen]
     assert counts == [b - a for a, b in zip([0, *ends_seen], ends_seen, strict=False)]
     assert all(c is not None and c > 0 for c in counts)
-    # about one observation per 8 ends (not one per 8 updates: updates > 1.5 x ends)
-    assert len(calls) > 1.5 * ended
-    assert ended / 8 / 2 <= len(spy.seen) <= ended / 8 * 2
+    # about one observation per 8 units of work (not one per 8 updates or ends)
+    work = ended + sum(m.statistics().queries)
+    assert len(calls) > 1.5 * ended and work > 1.5 * ended
+    assert work / 8 / 2 <= len(spy.seen) <= work / 8 * 2
     # the sizes handed over are the means of those at the interval's two ends
     assert spy.seen[0][0] == sizes_seen[0]
     for (sizes, _), now, then in zip(spy.seen[1:], sizes_seen[1:], sizes_seen[:-1], strict=True):
         assert sizes == [(a + b) / 2 for a, b in zip(now, then, strict=True)]
+
+
+def skewed_updates(seed: int) -> list[Update]:
+    """A rare A and frequent B and C (1:12:12), as the deriver would report them."""
+    rng = random.Random(seed)
+    started: dict[int, list[Situation]] = defaultdict(list)
+    finished: dict[int, list[Situation]] = defaultdict(list)
+    span = 1200
+    for symbol, n in zip("ABC", (4, 48, 48), strict=True):
+        for k in range(n):
+            start = k * span // n + rng.randrange(3)
+            end = start + 1 + rng.randrange(max(1, span // n // 2))
+            started[start].append(Situation(symbol, (), start, None, 0, 0))
+            finished[end].append(Situation(symbol, (), start, end, 0, 0))
+    times = sorted(set(started) | set(finished))
+    return [(t, started[t], finished[t]) for t in times]
+
+
+def test_an_expensive_order_is_observed_more_often() -> None:
+    # The planner's turn comes every observe_every units of work, so its share of
+    # the matcher's time stays bounded and a costly order is noticed sooner: with
+    # the rare A searched last, the same stream runs 6x the range queries and is
+    # observed several times as often (by ends alone both would be observed alike).
+    calls = skewed_updates(seed=1)
+    wide = TemporalPattern(Q3.symbols, Q3.constraints, 600)
+    seen, work = {}, {}
+    for order in (("A", "B", "C"), ("B", "C", "A")):
+        spy = Spy(observe_every=32)
+        spy.order = order
+        m = SituationMatcher(wide)
+        m.attach(spy)
+        for t, started, finished in calls:
+            m.update(t, started, finished)
+        seen[order] = len(spy.seen)
+        work[order] = sum(len(f) for _, _, f in calls) + sum(m.statistics().queries)
+    cheap, costly = ("A", "B", "C"), ("B", "C", "A")
+    assert work[costly] > 5 * work[cheap]
+    assert seen[costly] > 3 * seen[cheap]
+    for order in seen:  # about one turn per 32 units of work
+        assert work[order] / 32 / 2 <= seen[order] <= work[order] / 32 * 2
+
+
+def test_the_planner_gets_the_range_query_counts_as_they_stand() -> None:
+    spy = Spy(observe_every=8)
+    m = SituationMatcher(Q3)
+    m.attach(spy)
+    for t, started, finished in shifting_updates(seed=5):
+        before = len(spy.seen)
+        m.update(t, started, finished)
+        if len(spy.seen) > before:
+            assert spy.queries[-1] == list(m.statistics().queries)
+    assert len(spy.seen) > 3 and sum(spy.queries[-1] or ()) > 0
 
 
 def test_one_jittering_sample_of_a_small_buffer_does_not_replan() -> None:

@@ -301,3 +301,54 @@ def test_a_constraint_stated_twice_pools_its_counts() -> None:
     assert math.isclose(p.selectivities[ab], 0.5 * (8 / 40) + 0.5 * 0.445)
     p.observe(Observed({"A": 1, "B": 1}, (10, 40), (1, 7)))  # only the second grew
     assert math.isclose(p.selectivities[ab], 0.5 * 0.0 + 0.25 * (8 / 40) + 0.25 * 0.445)
+
+
+def test_a_selectivity_sample_weighs_as_the_range_queries_behind_it() -> None:
+    # Section 5.4.1 folds one sample per update that measured a constraint. An
+    # observation standing for 128 updates in which `A before B` was queried twice
+    # (finding nothing) moves its average 1 - 0.99^2 of the way, and does not
+    # re-plan; the same sample behind 128 queries or more (at most one per update
+    # counts) moves it 1 - 0.99^128 of the way, past the threshold.
+    ab = Q3.constraints[0]
+    prior = AdaptivePlanner(Q3).selectivities[ab]
+    few = AdaptivePlanner(Q3, alpha=0.01, threshold=0.2, initial_buffer_size=7)
+    assert not few.observe_counts([7, 7, 7], [10, 0, 0], [0, 0, 0], 128, [2, 0, 0])
+    assert math.isclose(few.selectivities[ab], prior * 0.99**2)
+    assert few.replanned == 0
+    for queries in (128, 500):
+        many = AdaptivePlanner(Q3, alpha=0.01, threshold=0.2, initial_buffer_size=7)
+        many.observe_counts([7, 7, 7], [10, 0, 0], [0, 0, 0], 128, [queries, 0, 0])
+        assert math.isclose(many.selectivities[ab], prior * 0.99**128)
+        assert many.replanned == 1
+    # without query counts the sample weighs as the whole interval, as before
+    plain = AdaptivePlanner(Q3, alpha=0.01, threshold=0.2, initial_buffer_size=7)
+    plain.observe_counts([7, 7, 7], [10, 0, 0], [0, 0, 0], 128)
+    assert math.isclose(plain.selectivities[ab], prior * 0.99**128)
+
+
+def test_the_shared_planner_pools_the_range_queries_of_all_partitions() -> None:
+    from kleene.tpstream.matcher import SituationMatcher
+    from kleene.tpstream.model import Situation
+
+    shared = SharedPlanner(Q3, observe_every=1)
+    seen: list[list[int] | None] = []
+    real = shared.planner.observe_counts
+
+    def spy(sizes, candidates, survivors, updates=None, queries=None):  # type: ignore[no-untyped-def]
+        seen.append(None if queries is None else list(queries))
+        return real(sizes, candidates, survivors, updates, queries)
+
+    shared.planner.observe_counts = spy  # type: ignore[method-assign]
+    one, two = SituationMatcher(Q3), SituationMatcher(Q3)
+    for m in (one, two):
+        shared.adopt(m)
+    for k in range(20):
+        for m in (one, two):
+            for x, offset in zip("ABC", (0, 10, 20), strict=True):
+                t = 100 * k + offset
+                m.update(t, [Situation(x, (), t, None, 0, 0)], [])
+                shared.observe(m, [one, two])
+                m.update(t + 5, [], [Situation(x, (), t, t + 5, 0, 0)])
+                shared.observe(m, [one, two])
+    total = [a + b for a, b in zip(one.query_counts(), two.query_counts(), strict=True)]
+    assert seen[-1] == total and sum(total) > 0
