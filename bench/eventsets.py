@@ -35,14 +35,17 @@ from the table; the fastest counts. The prunings read the prefix's table column-
 (``kleene/eventsets/batch.py``: the filtering mask, partition codes, windows and
 Theorem 2's conditions computed over the whole prefix; ``--path events`` reads its dict
 rows event by event instead), timed as the median of repeated runs; column ``A`` is
-the share of the last pruning's time spent in A.
+the share of the last pruning's time spent in A (its calls, and the decoding of the
+candidate events' fits from their bit vectors, ``take_fits``, which stands in for A's
+own property tests).
 
 The defaults run in a few minutes (k = 1, 2, 4, 6, 8, 10, one pattern per k, 0.5 CPU s
 per baseline, |E| up to 10^4); ``--full`` runs the full sizes (k = 1 … 10, two
 patterns per k, 1 CPU s, |E| up to 10^5).
 
 ``--only nyse/set --k 10`` runs one row of the variables experiment (its patterns drawn
-as in the whole run) and prints each case's CPU times, without a plot.
+as in the whole run) and prints each case's CPU times, without a plot; with ``--only`` or
+``--k`` only the variables experiment runs unless ``--experiments`` is given.
 
     python -m bench.eventsets [--experiments variables,tau,size] [--full]
                               [--max-variables K] [--samples N] [--limit S]
@@ -179,19 +182,25 @@ def throughput(
 
 
 class _Timed:
-    """Algorithm A with the CPU time spent in it counted."""
+    """Algorithm A with the CPU time spent in it counted: its calls and the fits it
+    takes from the bit vectors (``take_fits``, the property tests it would otherwise
+    run itself)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.seconds = 0.0
 
-    def __getattr__(self, name: str) -> Any:  # what else A offers (take_fits)
-        return getattr(self.inner, name)
+    def __getattr__(self, name: str) -> Any:  # what else A offers (AttributeError if not)
+        attribute = getattr(self.inner, name)
+        return partial(self._timed, attribute) if name == "take_fits" else attribute
 
     def matches(self, rows: Any, positions: Any) -> Any:
+        return self._timed(self.inner.matches, rows, positions)
+
+    def _timed(self, call: Callable[..., Any], *args: Any) -> Any:
         start = time.process_time()
         try:
-            return self.inner.matches(rows, positions)
+            return call(*args)
         finally:
             self.seconds += time.process_time() - start
 
@@ -404,7 +413,10 @@ def main() -> None:
     from bench._common import RESULTS, machine, table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--experiments", default="variables,tau,size")
+    parser.add_argument(
+        "--experiments",
+        help="comma-separated (default variables,tau,size; variables only with --only or --k)",
+    )
     parser.add_argument(
         "--full",
         action="store_true",
@@ -449,6 +461,8 @@ def main() -> None:
     _sizes(args)
     global VERBOSE
     VERBOSE = bool(args.only or args.k)
+    if args.experiments is None:  # --only and --k pick rows of the variables experiment
+        args.experiments = "variables" if VERBOSE else "variables,tau,size"
     chosen = args.experiments.split(",")
     print(
         f"machine: {machine()}; CPU limit per case {args.limit:g} s; output {args.output}; "
