@@ -17,9 +17,9 @@ point), the rows are summed from the start and a vector per match is carried ins
 points of nonzero probability reaches the last event, comes from one backward pass
 over those points (:func:`_starts`). The other matches carry the table, masked by the
 window at the last step (t_l - t_1 <= W; :func:`_table`). Each match's products and
-sums are its own, so its confidence does not depend on the others in its batch; padded
-points add zeros. Exact probabilities stay with the per-match path, which keeps them
-exact.
+sums are its own and padded points add zeros, so its confidence is the one it gets
+alone, equal up to rounding: the batch's width can change the summation order. Exact
+probabilities stay with the per-match path, which keeps them exact.
 """
 
 from __future__ import annotations
