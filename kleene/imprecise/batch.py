@@ -88,7 +88,10 @@ def any_confidences(
         for k in range(0, len(members), step):
             rows = members[k : k + step]
             part = stack.part(rows)
-            _put(found, rows, _table(*part, window) if windowed else _paths(*part))
+            if windowed and window is not None:  # without a window, cut is all False
+                _put(found, rows, _table(*part, window))
+            else:
+                _put(found, rows, _paths(*part))
     return found
 
 
@@ -101,8 +104,19 @@ def _put(found: list[Found], rows: np.ndarray, values: Values) -> None:
 
 def _first(p: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """P[e_1 at t_1] over the first event's valid points, 0 elsewhere."""
-    points = np.arange(p.shape[-1])
-    return p[:, 0, :] * ((points >= lo[:, None]) & (points <= hi[:, None]))
+    return p[:, 0, :] * _valid(np.arange(p.shape[-1]), lo, hi)
+
+
+def _valid(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Per match, which of ``points`` (offsets into the first event, one row for all or
+    one per match) are valid first points."""
+    return (points >= lo[:, None]) & (points <= hi[:, None])
+
+
+def _ends(lowers: np.ndarray, ending: np.ndarray) -> np.ndarray:
+    """Per match, the last instant of the last event at which a path ends (``ending``:
+    per point of it, whether one does)."""
+    return lowers[:, -1] + ending.shape[1] - 1 - ending[:, ::-1].argmax(axis=1)
 
 
 def _sums(lowers: np.ndarray, j: int, width: int) -> np.ndarray:
@@ -139,9 +153,8 @@ def _paths(p: np.ndarray, lowers: np.ndarray, lo: np.ndarray, hi: np.ndarray) ->
     paths = paths[:, 0, :]
     confidence = paths.cumsum(axis=1)[:, -1]
     ending = paths > 0
-    end = lowers[:, -1] + width - 1 - ending[:, ::-1].argmax(axis=1)
     start, exists = _starts(p, lowers, lo, hi)
-    return confidence, start, end, exists & ending.any(axis=1)
+    return confidence, start, _ends(lowers, ending), exists & ending.any(axis=1)
 
 
 def _starts(
@@ -160,16 +173,16 @@ def _starts(
         after = (lowers[:, j] + 1 - lowers[:, j + 1])[:, None] + points
         reached = np.take_along_axis(later, np.clip(after, 0, width - 1), axis=1)
         on = (p[:, j, :] > 0) & reached & (after < width)
-    on &= (points >= lo[:, None]) & (points <= hi[:, None])
+    on &= _valid(points, lo, hi)
     first = on.argmax(axis=1)
     return lowers[:, 0] + first, on[np.arange(n), first]
 
 
 def _table(
-    p: np.ndarray, lowers: np.ndarray, lo: np.ndarray, hi: np.ndarray, window: float | None
+    p: np.ndarray, lowers: np.ndarray, lo: np.ndarray, hi: np.ndarray, window: float
 ) -> Values:
     """(confidence, start, end, exists) by Algorithm 2's table A[n, t_1, t_j], one row
-    per valid first point (as many rows as the widest valid interval of the batch;
+    per valid first point (as many rows as the widest valid interval of the part;
     rows past a match's own valid interval start no path), masked by the window at
     the last event."""
     n, length, width = p.shape
@@ -177,19 +190,17 @@ def _table(
     starts = lo[:, None] + np.arange(max(1, int((hi - lo).max()) + 1))  # (n, rows)
     rows = starts.shape[1]
     at = np.minimum(starts, width - 1)
-    first = np.take_along_axis(p[:, 0, :], at, axis=1) * (starts <= hi[:, None])
+    first = np.take_along_axis(p[:, 0, :], at, axis=1) * _valid(starts, lo, hi)
     table = np.zeros((n, rows, width))
     table[np.arange(n)[:, None], np.arange(rows), at] = first
     for j in range(1, length):
         table = np.matmul(table, _sums(lowers, j, width)) * p[:, j, None, :]
-    if window is not None:
-        span = (lowers[:, -1] - lowers[:, 0])[:, None, None] + points - starts[:, :, None]
-        table = table * (span <= window)
+    span = (lowers[:, -1] - lowers[:, 0])[:, None, None] + points - starts[:, :, None]
+    table = table * (span <= window)
     by_first = table.cumsum(axis=2)[:, :, -1]
     confidence = by_first.cumsum(axis=1)[:, -1]
     starting = by_first > 0
     ending = np.any(table > 0, axis=1)
     start = starting.argmax(axis=1)
     some = starting[np.arange(n), start]
-    end = lowers[:, -1] + width - 1 - ending[:, ::-1].argmax(axis=1)
-    return confidence, lowers[:, 0] + lo + start, end, some
+    return confidence, lowers[:, 0] + lo + start, _ends(lowers, ending), some
