@@ -219,7 +219,7 @@ def make_result(
     if labels is None:
         tags = [((e.values[2],), (e.position,)) for e in events]
     else:
-        known = labels.by_position.get
+        known = labels.by_position.get  # a fast path for labels.of's lookup
         tags = [known(e.position) or labels.of(e) for e in events]
     return ImpreciseMatch(
         {v: t[0] for v, t in zip(names, tags, strict=True)},

@@ -15,8 +15,8 @@ What is saved, per part of the matcher (the rest is rebuilt from the plan):
 * the framework (:mod:`kleene.imprecise.choice`) with its U_max: the point-based
   framework's point buffer, runs, arrived events, NELTs and signature groups; the
   event-based framework's runs, arrived events, pending signatures and sorting buffers
-  (its memo of Algorithm 2 tables is a cache and starts empty); the Kleene framework's
-  events.
+  (its memo of Algorithm 2 tables and its labels of results' events are caches and
+  start empty); the Kleene framework's events.
 
 Loading checks every type, length and reference against the plan, so a malformed
 payload is refused with a :class:`~kleene.errors.SnapshotError`, never later.
@@ -71,8 +71,9 @@ class IntervalMatcher(Protocol):
 
 LAYOUT = 3  # the layout of this module's tree (part of the fingerprint)
 
-# the attributes of each framework object: those this module saves, and those rebuilt
-# from the plan and options (tests/imprecise/test_snapshot.py keeps the lists complete)
+# the attributes of each framework object: those this module saves (the event-based
+# framework's memo and labels, caches, are restored empty), and those rebuilt from the
+# plan and options (tests/imprecise/test_snapshot.py keeps the lists complete)
 SAVED: dict[type, tuple[str, ...]] = {
     PointFramework: ("expansion", "matching", "collapser"),
     StreamExpansion: ("heap",),
