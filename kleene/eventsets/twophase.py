@@ -220,18 +220,22 @@ class TwoPhase:
         if needed and not isinstance(source, RowSource):
             # only the candidates' events leave the columns, each read once
             at = dict(zip(needed, source.rows(needed), strict=True))
-        take_fits = getattr(self.algorithm, "take_fits", None)
-        if take_fits is not None and self._needs_bits and needed:
+        # A takes the fits from the bit vectors where they were computed (and needed)
+        give = self._needs_bits and bool(needed)
+        take_fits = getattr(self.algorithm, "take_fits", None) if give else None
+        if take_fits is not None:
             rows = [at[i] for i in needed]
             take_fits(rows, [positions[i] for i in needed], bits[needed].tolist())
         out: list[Found] = []
-        for start, end in spans:
-            chosen = w.order[start:end].tolist()
-            c.events_to_a += len(chosen)
-            window = [at[i] for i in chosen]
-            out += found(self.algorithm, window, [positions[i] for i in chosen])
-        if take_fits is not None and self._needs_bits and needed:
-            take_fits([], [], [])  # A keeps no rows of this batch
+        try:
+            for start, end in spans:
+                chosen = w.order[start:end].tolist()
+                c.events_to_a += len(chosen)
+                window = [at[i] for i in chosen]
+                out += found(self.algorithm, window, [positions[i] for i in chosen])
+        finally:
+            if take_fits is not None:
+                take_fits([], [], [])  # A keeps no rows of this batch, even if it raised
         return out
 
     # --- the pipeline a SesMatcher drives (kleene.eventsets.stream.Pipeline) ---------

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from kleene.eventsets import filtering
 from kleene.eventsets.automaton import AutomatonMatcher
 from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.filtering import PropertyBits
+from kleene.eventsets.model import SesMatch
 from kleene.eventsets.sources import TableSource, _one_value
 from kleene.eventsets.twophase import Flags, TwoPhase
 from tests.eventsets.test_batch import _run, _theorem_2
@@ -62,18 +64,57 @@ def test_bits_of_a_table_equal_each_events(query: str, rows: list[dict[str, Any]
         filtering.ROW_TESTS = saved
 
 
+ROWS = [
+    {"type": t, "timestamp": k, "s": s, "n": k}
+    for k, (t, s) in enumerate([("A", "p"), ("B", "q"), ("A", "q"), ("B", "r"), ("D", "p")])
+]
+
+
 def test_the_automaton_takes_the_fits_the_bits_say() -> None:
-    """Fits taken from the bit vectors are those the automaton's own tests find."""
+    """Fits taken from the bit vectors are those the automaton's own tests find, and A
+    binds by the bits it is given, not by its tests: told that event 2 (``s`` = 'q')
+    fits a and b, it finds the matches its tests rule out."""
     pattern = ses_pattern(QUERIES[0])
-    rows = [
-        {"type": t, "timestamp": k, "s": s, "n": k}
-        for k, (t, s) in enumerate([("A", "p"), ("B", "q"), ("A", "q"), ("B", "r"), ("D", "p")])
-    ]
-    given_bits = AutomatonMatcher(pattern)
-    given_bits.take_fits(rows, range(5), PropertyBits(pattern).array(rows).tolist())
-    tested = AutomatonMatcher(pattern)
-    fits = tested._fitting(rows, range(5))
-    assert given_bits._fitting(rows, range(5)) == fits == [(0, 1), (), (), (2,), ()]
+    bits = PropertyBits(pattern).array(ROWS).tolist()
+    assert bits == [0b110, 0, 0, 0b001, 0]
+    tested = AutomatonMatcher(pattern, output="all")
+    assert tested._fitting(ROWS, range(5)) == [(0, 1), (), (), (2,), ()]
+    assert tested.matches(ROWS, range(5)) == []  # one A event with s = 'p' only
+    told = AutomatonMatcher(pattern, output="all")
+    wrong = [0b110, 0, 0b110, 0b001, 0]
+    told.take_fits(ROWS, range(5), wrong)
+    assert told._fitting(ROWS, range(5)) == [(0, 1), (), (0, 1), (2,), ()]
+    assert sorted(m.key() for m in told.matches(ROWS, range(5))) == sorted(
+        SesMatch({"a": (x,), "b": (y,), "c": (3,)}).key() for x, y in ((0, 2), (2, 0))
+    )
+
+
+class _Failing(AutomatonMatcher):
+    """A that raises on its first window."""
+
+    def matches(self, events: Any, positions: Any) -> Any:
+        raise RuntimeError("A failed")
+
+
+@pytest.mark.parametrize("algorithm", [AutomatonMatcher, _Failing])
+def test_the_fits_of_a_batch_are_forgotten_after_it(algorithm: type[AutomatonMatcher]) -> None:
+    """After a batch, A holds none of its fits (they would be stale for the next
+    batch's events at the same positions), also when A raised on a window."""
+    strategy = TwoPhase(ses_pattern(QUERIES[0]), algorithm, conditions=False)  # A is called
+    taken: list[int] = []
+    keep = strategy.algorithm.take_fits
+
+    def take_fits(events: Any, positions: Any, bits: Any) -> None:
+        taken.append(len(bits))
+        keep(events, positions, bits)
+
+    strategy.algorithm.take_fits = take_fits  # type: ignore[method-assign]
+    try:
+        strategy.run_columns(pa.Table.from_pylist(ROWS))
+    except RuntimeError:
+        assert algorithm is _Failing
+    assert taken[0] > 0 and taken[-1] == 0
+    assert isinstance(strategy.algorithm, AutomatonMatcher) and not strategy.algorithm._given
 
 
 def test_fits_are_taken_only_where_the_bits_are_computed() -> None:
