@@ -14,9 +14,10 @@ with numpy for the whole batch:
   first event of its partition more than τ later, found by ``searchsorted`` on
   (code, time rank);
 * *necessary match conditions* (Theorem 2) per window: condition 4 from the window's
-  length, 5 from its first bit vector, 6 from prefix sums of each variable's bit and 7
-  from the earliest event of each variable of ``B_i`` and the latest of each variable
-  of ``B_{i+1}`` in the window (strictly earlier, by time).
+  length, 5 from its first bit vector, 6 from the OR of the window's bit vectors
+  (``np.bitwise_or.reduceat``; per-group prefix sums where the windows are long in
+  total) and 7 from the earliest event of each variable of ``B_i`` and the latest of
+  each variable of ``B_{i+1}`` in the window (strictly earlier, by time).
 
 The windows are those the per-event path builds, event for event. The conditions are
 Theorem 2's, tested exactly on each window; the per-event path tests them through the
@@ -142,18 +143,11 @@ class Conditions:
         (``bits`` and ``times`` are those of the ordered kept events)."""
         n = len(bits)
         chosen = np.flatnonzero((ends - np.arange(n) >= self.m) & (bits & self.first_set != 0))
-        if not len(chosen) or not len(self.groups):
-            pass
-        elif (ends[chosen] - chosen).sum() <= len(self.groups) * n:
-            # condition 6: every variable's bit in the OR of the window's bit vectors,
-            # read window by window (few or short windows)
-            bounds = np.stack([chosen, ends[chosen]], axis=1).ravel()
-            union = np.bitwise_or.reduceat(np.append(bits, 0), bounds)[::2]
-            chosen = chosen[union & self.everyone == self.everyone]
-        else:  # condition 6 by prefix sums, every group of alike variables at once
-            sums = np.zeros((len(self.groups), n + 1), dtype=np.intp)
-            np.cumsum(self.groups[:, None] & bits != 0, axis=1, out=sums[:, 1:])
-            chosen = chosen[(sums[:, ends[chosen]] > sums[:, chosen]).all(axis=0)]
+        if len(chosen) and len(self.groups):  # condition 6
+            if (ends[chosen] - chosen).sum() <= len(self.groups) * n:  # few or short windows
+                chosen = chosen[self.by_union(bits, ends, chosen)]
+            else:
+                chosen = chosen[self.by_prefix_sums(bits, ends, chosen)]
         for before, after in zip(self.sets, self.sets[1:], strict=False):  # condition 7
             if not len(chosen):
                 break
@@ -161,6 +155,20 @@ class Conditions:
             last = np.min([times[_previous(bits, b)[ends[chosen] - 1]] for b in after], axis=0)
             chosen = chosen[first < last]
         return chosen
+
+    def by_union(self, bits: np.ndarray, ends: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """Condition 6 on the windows ``[starts, ends[starts])`` (non-empty): every
+        variable's bit in the OR of the window's bit vectors, read window by window."""
+        bounds = np.stack([starts, ends[starts]], axis=1).ravel()
+        union = np.bitwise_or.reduceat(np.append(bits, 0), bounds)[::2]
+        return np.asarray(union & self.everyone == self.everyone)
+
+    def by_prefix_sums(self, bits: np.ndarray, ends: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """:meth:`by_union` by per-group prefix sums, every group of alike variables at
+        once (a pass over the batch per group, whatever the windows' lengths)."""
+        sums = np.zeros((len(self.groups), len(bits) + 1), dtype=np.intp)
+        np.cumsum(self.groups[:, None] & bits != 0, axis=1, out=sums[:, 1:])
+        return np.asarray((sums[:, ends[starts]] > sums[:, starts]).all(axis=0))
 
 
 def _next(bits: np.ndarray, bit: int) -> np.ndarray:

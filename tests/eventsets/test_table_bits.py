@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import example, given, settings
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from kleene.eventsets import filtering
 from kleene.eventsets.automaton import AutomatonMatcher
+from kleene.eventsets.batch import Conditions
 from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.filtering import PropertyBits
 from kleene.eventsets.model import SesMatch
@@ -140,30 +142,65 @@ def test_fits_are_taken_only_where_the_bits_are_computed() -> None:
         assert taken == wanted, pruning
 
 
-def test_condition_6_tests_alike_variables_once_as_theorem_2_says() -> None:
+def _branches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of condition 6's branches as they run, in order."""
+    ran: list[str] = []
+    for name in ("by_union", "by_prefix_sums"):
+        method = getattr(Conditions, name)
+
+        def spy(self: Conditions, *args: Any, _method: Any = method, _name: str = name) -> Any:
+            ran.append(_name)
+            return _method(self, *args)
+
+        monkeypatch.setattr(Conditions, name, spy)
+    return ran
+
+
+def test_condition_6_tests_alike_variables_once_as_theorem_2_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """a and b have the same properties: one A event meets condition 6 for both
     (Theorem 2 asks for an event per variable, not a distinct one), so the window
-    [A, B, B] is a candidate although it holds no match; [B, A, B] fails condition 5."""
+    [A, B, B] is a candidate although it holds no match; [B, A, B] fails condition 5.
+    The windows are short: condition 6 is the OR of their bit vectors."""
+    ran = _branches(monkeypatch)
     query = "PATTERN SEQ({A a, A b, B c}) WITHIN 5"
     rows = [{"type": t, "timestamp": k, "id": k} for k, t in enumerate(["A", "B", "B", "D", "B"])]
     found, batch, _ = _run(query, "fc", rows, columns=True)
-    assert found == []
+    assert found == [] and ran == ["by_union"]
     pattern = ses_pattern(query)
     windows = [(0, 1, 2, 4), (1, 2, 4), (2, 4), (4,)]
     assert batch.calls == [w for w in windows if _theorem_2(pattern, rows, w)] == [(0, 1, 2, 4)]
 
 
-def test_condition_6_over_long_windows_by_prefix_sums() -> None:
-    """Windows longer in total than groups x events are tested by prefix sums (short
-    ones by the OR of their bit vectors): here every window runs to the end, and only
-    the first holds a B."""
+def test_condition_6_over_long_windows_by_prefix_sums(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows longer in total than groups x events are tested by prefix sums: here
+    every window runs to the end, and only the first holds a B."""
+    ran = _branches(monkeypatch)
     query = "PATTERN SEQ({A a, B b}) WITHIN 100"
     rows = [{"type": t, "timestamp": k, "id": k} for k, t in enumerate("BAAAAA")]
     found, batch, _ = _run(query, "fc", rows, columns=True)
+    assert ran == ["by_prefix_sums"]
     assert batch.calls == [(0, 1, 2, 3, 4, 5)] and len(found) == 5  # a: any A
     pattern = ses_pattern(query)
     starts = [tuple(range(i, 6)) for i in range(6)]
     assert batch.calls == [w for w in starts if _theorem_2(pattern, rows, w)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_both_ways_of_condition_6_test_it(data: st.DataObject) -> None:
+    """The OR of the bit vectors and the prefix sums keep the same windows: those
+    holding an event of every variable (a and b alike, c and d not)."""
+    conditions = Conditions(ses_pattern("PATTERN SEQ({A a, A b}, {B c, D d}) WITHIN 5"))
+    n = data.draw(st.integers(1, 10))
+    vectors = st.sampled_from((0, 0b1100, 0b0010, 0b0001, 0b0011))  # a, b: both or none
+    bits = np.array(data.draw(st.lists(vectors, min_size=n, max_size=n)), dtype=np.int64)
+    ends = np.array([data.draw(st.integers(i + 1, n)) for i in range(n)], dtype=np.intp)
+    starts = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1))))
+    want = [int(np.bitwise_or.reduce(bits[i : ends[i]])) == 0b1111 for i in starts]
+    assert conditions.by_union(bits, ends, starts).tolist() == want
+    assert conditions.by_prefix_sums(bits, ends, starts).tolist() == want
 
 
 @settings(max_examples=60, deadline=None)
