@@ -4,14 +4,20 @@
 Every event of a match satisfies all properties Θ^p_v of the variable it is bound to
 (Theorem 1), so an event that satisfies the properties of no variable can be dropped.
 What each event satisfies is kept as a bit vector ``ē`` of length m, one bit per
-variable in pattern order; it serves the filter (``ē ≠ 0``) and the summary statistics
-(:mod:`kleene.eventsets.summary`). Variable ``v_1`` is the leftmost bit, as in Example 13
-(``ē1 = 100`` for an event that satisfies the properties of ``c`` only).
+variable in pattern order; it serves the filter (``ē ≠ 0``), the summary statistics
+(:mod:`kleene.eventsets.summary`) and, over a batch, the variables algorithm A may bind
+each event to (``AutomatonMatcher.take_fits``). Variable ``v_1`` is the leftmost bit,
+as in Example 13 (``ē1 = 100`` for an event that satisfies the properties of ``c``
+only).
 
-Over a batch the properties are evaluated column-wise by the IR's columnar backend
-(:mod:`kleene.compiler.columnar`, as ``runtime/prefilter.py`` does for SASE+); where it
-gives up (mixed kinds, nulls it cannot place) each event is tested by the generated
-per-event code, so both paths follow the IR's rules.
+Over a batch the properties are evaluated column-wise. Those reading one string column
+of a table (without nulls) are evaluated once per distinct value into a lookup table
+indexed by the events' codes: by the generated per-event code up to :data:`ROW_TESTS`
+(distinct value, property) pairs, else by the IR's columnar backend. The others go
+through the columnar backend over whole columns (:mod:`kleene.compiler.columnar`, as
+``runtime/prefilter.py`` does for SASE+); where it gives up (mixed kinds, nulls it
+cannot place) each event is tested by the generated per-event code, so every path
+follows the IR's rules.
 """
 
 from __future__ import annotations
