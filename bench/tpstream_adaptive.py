@@ -8,7 +8,9 @@ situations are spread evenly over the phase (period = phase span / count, durati
 20-50 % of the period, so the situations of one stream never touch); the span follows
 from ``--per-window``, each stream's situations per window at 1:1:1 (5 by default: the
 paper's generator gives about 118, whose matches Python could not produce in minutes),
-so ``--per-phase`` 36,000 makes phases of 2,400 windows (the paper's: 10,000). The
+so the default ``--per-phase`` 150,000 makes phases of 10,000 windows, as the paper's
+(its phases are 100M events, at its density also about 10,000 windows; the share of a
+phase spent before the planner notices a shift falls with the phase's length). The
 low-latency matcher runs once with each of the 6 fixed evaluation orders and once driven
 by :class:`AdaptivePlanner` per ``--observe-every`` value (attached to the matcher, which
 takes its order on a switch). Throughput is situations (starts and ends) fed per CPU
@@ -24,10 +26,11 @@ same updates without the planner: its distance from the best fixed order is the 
 the decisions (the time to notice a shift), the adaptive run's distance from it the
 planner's own cost. The attached planner observes when the update's time reaches a
 mark about ``--observe-every`` units of the matcher's work ahead (an ended situation or
-a range query each, at the rate of the previous interval: a planner's turn then costs
+a range query each, at the rate of the previous interval or half the one before, if
+more: a planner's turn then costs
 a bounded share of the matcher's time, and comes sooner when the order turns costly),
 each observation weighing as the situations that ended since the previous one (a
-selectivity at most as the range queries behind it), with the mean of the buffer sizes
+selectivity at most as the range queries that measured it), with the mean of the buffer sizes
 at the interval's two ends (observing every update costs more than the matcher's own
 work in the skewed phases).
 
@@ -96,7 +99,7 @@ def updates(situations: list[Situation]) -> list[Update]:
 
 
 Schedule = dict[tuple[int, int], tuple[str, ...]]
-# a fixed order, the adaptive planner observing every k-th update, or a replay
+# a fixed order, the adaptive planner observing every k units of work, or a replay
 Plan = tuple[str, ...] | int | Schedule
 
 
@@ -130,8 +133,9 @@ def record(
 
 class Runner:
     """One configuration over the phases: a fixed order, adaptive (the planner attached
-    to the matcher, consulted inside its update every ``--observe-every`` updates;
-    ``--outside`` calls ``after_update`` after each update instead), or the recorded
+    to the matcher, consulted inside its update every ``--observe-every`` units of
+    work; ``--outside`` calls ``after_update`` after each update, observing every
+    ``--observe-every`` updates), or the recorded
     switches replayed without the planner (its decisions without its cost). Every
     configuration runs the same loop (the schedule lookup included)."""
 
@@ -228,7 +232,7 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-phase", type=int, default=36_000, help="situations per phase")
+    parser.add_argument("--per-phase", type=int, default=150_000, help="situations per phase")
     parser.add_argument("--window", type=int, default=10_000, help="WITHIN, time units (s)")
     parser.add_argument(
         "--per-window",

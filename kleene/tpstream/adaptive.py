@@ -46,7 +46,9 @@ class MatcherStatistics(Protocol):
     size and, per constraint (by index in the pattern), cumulative counts of the
     buffered situations its range queries ran over (``candidates``) and of those that
     satisfied it (``survivors``). Their growth over one update is the selectivity the
-    constraint showed in it (the fraction of the pairs checked that satisfied it)."""
+    constraint showed in it (the fraction of the pairs checked that satisfied it).
+    A matcher may also count the range queries that measured each constraint
+    (``queries``, read when present): a sample then weighs as the queries behind it."""
 
     @property
     def buffer_sizes(self) -> Mapping[str, int]: ...
@@ -221,6 +223,8 @@ class AdaptivePlanner:
         if updates is None or updates == self.observe_every:
             weight, keep = self.weight, self._keep
         else:
+            if updates < 0:
+                raise KleeneError(f"an observation stands for >= 0 updates, not {updates}")
             keep = (1 - self.alpha) ** updates
             weight = 1 - keep
         moved = False
@@ -289,8 +293,9 @@ class AdaptivePlanner:
         moved = False
         keep = 1 - self.alpha
         for slot, (dc, ds, dq) in grown.items():
-            w = weight if queries is None else 1 - keep ** min(dq, updates)
-            value = avg[slot] = w * (ds / dc) + (1 - w) * avg[slot]
+            # no query counted behind candidates: counters restored without them
+            w = weight if queries is None or not dq else 1 - keep ** min(dq, updates)
+            value = avg[slot] = ema(avg[slot], ds / dc, w)
             queried[slot] = True
             if value < low[slot] or value > high[slot]:
                 moved = True
@@ -377,7 +382,8 @@ class AdaptivePlanner:
         )
         lines.append(
             f"  statistics (EMA, alpha {self.alpha} per update, observed every "
-            f"{self.observe_every}; re-plan past {self.threshold:.0%} drift):"
+            f"{self.observe_every} updates, or units of work of a matcher it is attached "
+            f"to; re-plan past {self.threshold:.0%} drift):"
         )
         for s in self.pattern.symbols:
             lines.append(f"    buffer {s}: {self.snapshot.buffer_sizes[s]:.4g} situations")

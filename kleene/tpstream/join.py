@@ -77,13 +77,13 @@ class Join:
         buffers: Mapping[str, SituationBuffer],
         running: Mapping[str, Situation],
         window: Time,
-        counts: tuple[list[int], list[int], list[int]],
+        counts: tuple[list[int], list[int], list[int], list[int]],
         emit: Callable[[dict[str, Situation]], None],
     ) -> None:
         self.buffers = buffers
         self.running = running
         self.window = window
-        self.candidates, self.survivors, self.queries = counts
+        self.candidates, self.survivors, self.queries, self.idle = counts
         self.emit = emit
 
     def run(self, plan: JoinPlan, ws: dict[str, Situation]) -> None:
@@ -96,20 +96,30 @@ class Join:
     ) -> bool:
         """Compute the ranges of the steps ready at ``level``; False if one is empty.
         Each range query is counted per constraint: one query, the buffered
-        situations it ran over (candidates), those it found (survivors)."""
+        situations it ran over (candidates), those it found (survivors). A query
+        over an empty buffer is not run (it finds nothing and measures no
+        selectivity); it is counted apart (``idle``), as work only."""
         for i in plan.ready[level]:
             buf = self.buffers[plan.steps[i]]
             span = buf.span()
             found: Ranges = [span]
             n = span[1] - span[0]  # len(buf), without a call
-            for ci, x, rels in plan.links[i]:
-                anchor = ws[x]
-                a_end = end_of(anchor)
-                part = union(buf.positions(*partner_bounds(r, anchor.start, a_end)) for r in rels)
-                self.candidates[ci] += n
-                self.survivors[ci] += size(part)
-                self.queries[ci] += 1
-                found = intersect(found, part)
+            links = plan.links[i]
+            if n:
+                for ci, x, rels in links:
+                    anchor = ws[x]
+                    a_end = end_of(anchor)
+                    part = union(
+                        buf.positions(*partner_bounds(r, anchor.start, a_end)) for r in rels
+                    )
+                    self.candidates[ci] += n
+                    self.survivors[ci] += size(part)
+                    self.queries[ci] += 1
+                    found = intersect(found, part)
+            elif links:
+                for ci, _, _ in links:
+                    self.idle[ci] += 1
+                found = []
             ranges[i] = found
             if not found and plan.steps[i] not in self.running:
                 return False

@@ -44,8 +44,8 @@ class MatcherStatistics:
     """What the optimizer reads (section 5.4.1): the live size of each symbol's buffer
     and, per constraint (by index in the pattern), how many buffered situations its
     range queries ran over (``candidates``), how many satisfied it (``survivors``) and
-    how many range queries it took (``queries``), cumulative since the matcher was
-    made."""
+    how many range queries over a non-empty buffer it took (``queries``: those that
+    measured its selectivity), cumulative since the matcher was made."""
 
     buffer_sizes: Mapping[str, int]
     candidates: tuple[int, ...]
@@ -123,7 +123,8 @@ class SituationMatcher:
         self._candidates = [0] * len(pattern.constraints)
         self._survivors = [0] * len(pattern.constraints)
         self._queries = [0] * len(pattern.constraints)
-        self._counts = (self._candidates, self._survivors, self._queries)
+        self._idle = [0] * len(pattern.constraints)  # range queries over an empty buffer
+        self._counts = (self._candidates, self._survivors, self._queries, self._idle)
         self.order: tuple[str, ...] = ()
         self.set_order(default_order(pattern) if order is None else order)
         self._planner: Planner | None = None
@@ -165,11 +166,13 @@ class SituationMatcher:
         """Let ``planner`` choose the order from inside :meth:`update` (section 5.4.1),
         None detaches. No update is counted: the planner observes when the update's
         time reaches a mark set about ``planner.observe_every`` units of the matcher's
-        work ahead (an ended situation or a range query each, at the rate seen in the
-        previous interval), so its turns cost a bounded share of the matcher's time,
-        and come sooner when an order turns expensive. Each observation weighs as the
-        situations that ended since the previous one (one updateMatcher call of
-        Algorithm 2 each), a selectivity at most as the range queries behind it. The
+        work ahead (an ended situation or a range query each, at the rate of work of
+        the previous interval or half the rate before it, whichever is more), so its
+        turns cost a bounded share of the matcher's time, and come sooner when an
+        order turns expensive. Each observation weighs as the situations that ended
+        since the previous one (one updateMatcher call of Algorithm 2 each), a
+        selectivity at most as the range queries that measured it (over a non-empty
+        buffer). The
         sizes it folds in are the means of those at the interval's two ends, so that
         one sample of a small buffer's jitter does not count for the whole interval.
         On a switch the matcher takes the planner's order for its next update."""
@@ -184,15 +187,21 @@ class SituationMatcher:
             self.set_order(planner.order)
 
     def _progress(self) -> tuple[int, int]:
-        """Situations ever ended, and those plus the range queries ever run."""
+        """Situations ever ended, and the units of work ever done."""
         ended = sum(b.appended for b in self._in_symbol_order)
-        return ended, ended + sum(self._queries)
+        return ended, self._units(ended)
+
+    def _units(self, ended: int) -> int:
+        """Units of work: ``ended`` situations plus the range queries ever run (over
+        empty buffers too)."""
+        return ended + sum(self._queries) + sum(self._idle)
 
     def _consult(self, time: Time) -> None:
         """The planner's turn: it reads the mean buffer sizes over the interval and
         the live counters (without the copies :meth:`statistics` makes), weighted by
-        the situations that ended in the interval; then the next mark. One pass over
-        the buffers, no copies: the turn must stay cheap next to the updates."""
+        the situations that ended in the interval (a selectivity by the range queries
+        that measured it); then the next mark. No copies: the turn must stay cheap
+        next to the updates."""
         planner = self._planner
         assert planner is not None
         sizes: list[int] = []
@@ -201,8 +210,8 @@ class SituationMatcher:
             live, appended = b.counts()
             sizes.append(live)
             ended += appended
+        work = self._units(ended)
         queries = self._queries
-        work = ended + sum(queries)
         count, self._ended = ended - self._ended, ended
         done, self._work = work - self._work, work
         since, self._since = self._since, time
@@ -261,6 +270,7 @@ class SituationMatcher:
             "candidates": list(self._candidates),
             "survivors": list(self._survivors),
             "queries": list(self._queries),
+            "idle": list(self._idle),
         }
 
     @classmethod
@@ -274,7 +284,9 @@ class SituationMatcher:
         m._running = {x: situation_from(item) for x, item in data["running"].items()}
         m._candidates[:] = data["candidates"]
         m._survivors[:] = data["survivors"]
-        m._queries[:] = data.get("queries", [0] * len(pattern.constraints))
+        zeros = [0] * len(pattern.constraints)
+        m._queries[:] = data.get("queries", zeros)
+        m._idle[:] = data.get("idle", zeros)
         return m
 
     # -- Algorithms 2 and 4 --------------------------------------------------------

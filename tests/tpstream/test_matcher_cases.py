@@ -189,8 +189,34 @@ def test_statistics_count_range_query_candidates_and_survivors():
     # A = [4, 5) ends: two B candidates, none after it; B = [6, 7) ends: one A, kept.
     assert (stats.candidates, stats.survivors) == ((3,), (1,))
     assert stats.selectivity(0) == 1 / 3
-    # each of the 4 ends joins the other buffer by one range query, empty or not
-    assert stats.queries == (4,)
+    # each of the 4 ends joins the other buffer by one range query: the two over a
+    # non-empty buffer measure the selectivity, the two over an empty one are not run
+    # and count as work only
+    assert stats.queries == (2,)
+    assert m.state()["idle"] == [2]
+
+
+def test_restored_counters_keep_counting():
+    # The join writes into the matcher's counter lists: a restore must refill those
+    # lists, not replace them, or the counts would stop growing; a state saved
+    # before the range queries were counted restores with them at zero.
+    p = pattern(("A", {A.BEFORE}, "B"))
+    events = lifecycle(("B", 0, 1), ("A", 2, 3), ("B", 4, 5), ("A", 6, 7), ("B", 8, 9))
+    whole = SituationMatcher(p, ("A", "B"), low_latency=False)
+    feed(whole, events)
+    half = SituationMatcher(p, ("A", "B"), low_latency=False)
+    feed(half, events[:5])
+    restored = SituationMatcher.restore(p, half.state())
+    feed(restored, events[5:])
+    assert restored.state()["queries"] == whole.state()["queries"]
+    assert restored.state()["idle"] == whole.state()["idle"]
+    assert restored.statistics() == whole.statistics()
+    old = half.state()
+    del old["queries"], old["idle"]
+    older = SituationMatcher.restore(p, old)
+    assert older.state()["queries"] == [0] and older.state()["idle"] == [0]
+    feed(older, events[5:])
+    assert older.state()["queries"][0] > 0
 
 
 def test_order_must_name_every_symbol_once():

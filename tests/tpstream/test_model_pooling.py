@@ -121,6 +121,7 @@ def test_live_counters_pool_like_the_statistics(
             p_copied.observe(wrapped[part], wrapped)
             assert p_live.candidates == p_copied.candidates
             assert p_live.survivors == p_copied.survivors
+            assert p_live.queries == p_copied.queries
             assert p_live.planner.sizes == p_copied.planner.sizes
             assert p_live.planner.selectivities == p_copied.planner.selectivities
             assert p_live.order == p_copied.order

@@ -326,6 +326,24 @@ def test_a_selectivity_sample_weighs_as_the_range_queries_behind_it() -> None:
     assert math.isclose(plain.selectivities[ab], prior * 0.99**128)
 
 
+def test_a_sample_without_counted_queries_weighs_as_the_interval() -> None:
+    # Candidates grew but no range query was counted behind them (counters restored
+    # from a state saved before queries were counted): the sample weighs as the
+    # ended situations, neither as nothing nor as zero queries.
+    ab = Q3.constraints[0]
+    prior = AdaptivePlanner(Q3).selectivities[ab]
+    planner = AdaptivePlanner(Q3, alpha=0.01, threshold=0.2, initial_buffer_size=7)
+    planner.observe_counts([7, 7, 7], [10, 0, 0], [0, 0, 0], 16, [0, 0, 0])
+    assert math.isclose(planner.selectivities[ab], prior * 0.99**16)
+    assert ab in planner.observed
+
+
+def test_an_observation_for_negative_updates_is_refused() -> None:
+    planner = AdaptivePlanner(Q3)
+    with pytest.raises(KleeneError, match=">= 0 updates"):
+        planner.observe_counts([1, 1, 1], [0, 0, 0], [0, 0, 0], -1)
+
+
 def test_the_shared_planner_pools_the_range_queries_of_all_partitions() -> None:
     from kleene.tpstream.matcher import SituationMatcher
     from kleene.tpstream.model import Situation
