@@ -34,13 +34,20 @@ QUERIES = (
 )
 
 
+#: how a table holds its string columns (``type`` and ``s``)
+STRINGS = (pa.string(), pa.large_string(), pa.dictionary(pa.int32(), pa.string()))
+
+
 @st.composite
-def _tables(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """Rows in time order; ``s`` from a few strings or from many (some null)."""
+def _tables(draw: st.DrawFn) -> tuple[list[dict[str, Any]], pa.Table]:
+    """Rows in time order, ``s`` from a few strings or from many (some null), and a
+    table of them: its string columns plain, 64-bit or dictionary-encoded, the table
+    possibly a slice of a longer one (an offset into its buffers) and in two chunks
+    (each with its own dictionary)."""
     few = st.sampled_from(("p", "q", "r", "é", "", "pq"))
     values = draw(st.sampled_from((few, st.text("pqé", max_size=3), st.none() | few)))
     n = draw(st.integers(0, 12))
-    return [
+    rows = [
         {
             "type": draw(st.sampled_from("ABD")),
             "timestamp": t,
@@ -49,13 +56,28 @@ def _tables(draw: st.DrawFn) -> list[dict[str, Any]]:
         }
         for t in range(n)
     ]
+    kind = draw(st.sampled_from(STRINGS))
+    schema = pa.schema([("type", kind), ("timestamp", pa.int64()), ("s", kind), ("n", pa.int64())])
+
+    def table(part: list[dict[str, Any]]) -> pa.Table:
+        return pa.Table.from_pydict({k: [r[k] for r in part] for k in schema.names}, schema)
+
+    skip = draw(st.integers(0, 2))  # rows before the slice
+    cut = draw(st.none() | st.integers(0, n))  # where the second chunk starts
+    before = [{"type": "B", "timestamp": -1, "s": "zz", "n": 9}] * skip
+    if cut is None:
+        return rows, table(before + rows).slice(skip)
+    return rows, pa.concat_tables([table(before + rows[:cut]).slice(skip), table(rows[cut:])])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.sampled_from(QUERIES), _tables())
-def test_bits_of_a_table_equal_each_events(query: str, rows: list[dict[str, Any]]) -> None:
+def test_bits_of_a_table_equal_each_events(
+    query: str, drawn: tuple[list[dict[str, Any]], pa.Table]
+) -> None:
+    rows, table = drawn
+    assert table.to_pylist() == rows
     bits = PropertyBits(ses_pattern(query))
-    table = pa.Table.from_pydict({k: [r[k] for r in rows] for k in ("type", "timestamp", "s", "n")})
     want = [bits.of(row) for row in rows]
     saved = filtering.ROW_TESTS
     try:
