@@ -48,8 +48,9 @@ class Source(Protocol):
         """Event ``j``'s time as the user gave it."""
 
     def codes(self, key: str) -> tuple[np.ndarray, pa.Array] | None:
-        """A string column without nulls as codes into its distinct values (so a
-        condition on it alone is evaluated once per distinct value), or None."""
+        """A string column without nulls (plain or dictionary-encoded) as codes into its
+        distinct values (so a condition on it alone is evaluated once per distinct
+        value), or None."""
 
     def keys(self, kept: Sequence[int], attributes: tuple[str, ...]) -> Iterator[Any]:
         """Per kept event, its partition key (None if it fails the equalities)."""
@@ -131,7 +132,11 @@ class TableSource:
             return None
         column = self.table.column(key)
         kind = column.type
-        if column.null_count or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        if column.null_count:
+            return None
+        if pa.types.is_dictionary(kind):
+            return _dictionary_codes(column)
+        if not _is_string(kind):
             return None
         array = column.combine_chunks()
         if _one_value(array, pa.types.is_large_string(kind)):  # as a type column often is
@@ -156,6 +161,24 @@ class TableSource:
         if self._rows is None:
             self._rows = self.table.to_pylist()
         return self._rows
+
+
+def _is_string(kind: pa.DataType) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _dictionary_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array] | None:
+    """A dictionary-encoded string column without nulls as its indices into its
+    dictionary (one for all chunks); None if the dictionary holds other values or
+    nulls, or more values than the column has events (as a short slice of a long
+    column may: its properties are then evaluated over the events)."""
+    if not _is_string(column.type.value_type):
+        return None
+    array = column.unify_dictionaries().combine_chunks()
+    dictionary = array.dictionary
+    if dictionary.null_count or len(dictionary) > len(array):
+        return None
+    return np.asarray(array.indices.to_numpy()), dictionary
 
 
 def _one_value(array: pa.Array, large: bool) -> bool:

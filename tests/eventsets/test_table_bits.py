@@ -242,3 +242,19 @@ def test_a_string_column_of_one_value(values: list[str], skip: int, large: bool)
     if len(set(values)) == 1:  # and the source's codes say so
         codes, distinct = TableSource(pa.table({"s": array})).codes("s") or ((), ())
         assert list(codes) == [0] * len(values) and distinct.to_pylist() == values[:1]
+
+
+def test_a_dictionary_column_gives_its_indices_as_codes() -> None:
+    """A dictionary-encoded string column's codes are its indices into one dictionary
+    for all its chunks (each chunk had its own); a dictionary longer than the column
+    (a short slice of a long one) gives none, nor does one with a null."""
+    kind = pa.dictionary(pa.int8(), pa.string())
+    chunks = [pa.array(["zz", "p", "q", "p"], type=kind).slice(1), pa.array(["r", "q"], type=kind)]
+    coded = TableSource(pa.table({"s": pa.chunked_array(chunks)})).codes("s")
+    assert coded is not None
+    codes, distinct = coded
+    assert distinct.take(pa.array(codes)).to_pylist() == ["p", "q", "p", "r", "q"]
+    short = pa.table({"s": pa.array(["p", "q", "r", "s"], type=kind).slice(1, 2)})
+    assert TableSource(short).codes("s") is None
+    nulls = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()), pa.array(["p", None]))
+    assert TableSource(pa.table({"s": nulls})).codes("s") is None
