@@ -1,7 +1,8 @@
 """Algorithm 2 over a batch of matches (kleene/imprecise/batch.py) against the sum it
 stands for, match by match: chains of one length but different widths and offsets in
-one batch (so intervals are padded), float probabilities with zero points, windows that
-cut some paths and valid intervals that cut the first event's points. And the
+one batch (so intervals are padded), events shared between matches, float probabilities
+with zero points, windows that cut some paths and valid intervals that cut the first
+event's points. And the
 event-based framework gives the same results whether a push's matches go batched or
 one by one."""
 
@@ -22,10 +23,19 @@ from kleene.imprecise.model import IntervalEvent
 
 
 @st.composite
-def chain(draw: Any, length: int) -> tuple[list[IntervalEvent], list[tuple[int, int]]]:
-    events = []
+def chain(
+    draw: Any, length: int, pool: list[IntervalEvent]
+) -> tuple[list[IntervalEvent], list[tuple[int, int]]]:
+    """A match: each component a new event or one of ``pool`` (other matches' events,
+    so that the batch holds some events once for several matches)."""
+    events: list[IntervalEvent] = []
     lower = draw(st.integers(0, 5))
     for i in range(length):
+        others = [e for e in pool if e not in events]
+        if others and draw(st.booleans()):
+            events.append(draw(st.sampled_from(others)))
+            lower = events[-1].lower
+            continue
         lower += draw(st.integers(-1, 3))
         upper = lower + draw(st.integers(0, 4))
         n = upper - lower + 1
@@ -43,9 +53,12 @@ def chain(draw: Any, length: int) -> tuple[list[IntervalEvent], list[tuple[int, 
 @st.composite
 def batches(draw: Any) -> tuple[list[Any], int | None]:
     length = draw(st.integers(1, 4))
-    return draw(st.lists(chain(length), min_size=1, max_size=6)), draw(
-        st.none() | st.integers(0, 8)
-    )
+    pool: list[IntervalEvent] = []
+    matches = []
+    for _ in range(draw(st.integers(1, 6))):
+        matches.append(draw(chain(length, pool)))
+        pool += [e for e in matches[-1][0] if e not in pool]
+    return matches, draw(st.none() | st.integers(0, 8))
 
 
 @settings(max_examples=150, deadline=None)
