@@ -8,6 +8,7 @@ one by one."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from math import prod
 from typing import Any
 
@@ -79,15 +80,19 @@ def test_each_match_of_a_batch_equals_its_listed_point_matches(case: Any) -> Non
         assert end == max(t[-1] for t in matches)
 
 
+# a push's results and the batches it ran: each batch's size and whether an exact
+# event went into it
+Push = tuple[int, list[tuple[int, bool]]]
+
+
 def _batched_and_one_by_one(
     monkeypatch: pytest.MonkeyPatch, method: str, exact_every: int | None
-) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int]:
-    """About 200 matches of length 3 over 300 events of the section 5.1 stream (δ = 3),
-    in pushes of 100 events (most pushes complete more than the batch threshold); with
+) -> tuple[list[tuple[Any, ...]], list[Push]]:
+    """805 matches of length 3 over 300 events of the section 5.1 stream (δ = 3), in
+    pushes of 100 events (each completes more than the batch threshold); with
     ``exact_every`` k, every k-th event carries exact probabilities. The results
-    batched, one by one, and how many matches went batched."""
-    from fractions import Fraction
-
+    batched (equal to those one by one) and, per push of them (the flush last), a
+    :data:`Push`."""
     from kleene.datagen.uncertain import generate
 
     text = (
@@ -101,44 +106,52 @@ def _batched_and_one_by_one(
     q = kleene.compile(
         text, time="interval", strategy="skip_till_any_match", u_max=6, method=method
     )
-
-    def results() -> list[tuple[Any, ...]]:
-        m = q.matcher()
-        found = [r for k in range(0, len(rows), 100) for r in m.push(rows[k : k + 100])]
-        found += m.flush()
-        return sorted((tuple(sorted(r.ids().items())), r.start, r.end, r.confidence) for r in found)
-
-    sizes: list[int] = []
+    ran: list[tuple[int, bool]] = []  # the batches of the push under way
 
     def spy(matches: Any, valid: Any, window: Any) -> Any:
-        sizes.append(len(matches))
+        exact = any(isinstance(p, Fraction) for m in matches for e in m for p in e.pmf)
+        ran.append((len(matches), exact))
         return any_confidences(matches, valid, window)
 
+    def results(pushes: list[Push]) -> list[tuple[Any, ...]]:
+        m = q.matcher()
+        found: list[Any] = []
+        for k in [*range(0, len(rows), 100), len(rows)]:  # the flush last
+            out = m.push(rows[k : k + 100]) if k < len(rows) else m.flush()
+            pushes.append((len(out), ran[:]))
+            ran.clear()
+            found += out
+        return sorted((tuple(sorted(r.ids().items())), r.start, r.end, r.confidence) for r in found)
+
     monkeypatch.setattr(event_framework, "any_confidences", spy)
-    batched = results()
+    pushes: list[Push] = []
+    batched = results(pushes)
     monkeypatch.setattr(event_framework, "_BATCH", 10**9)
-    single = results()
+    single = results([])
     assert [r[:3] for r in batched] == [r[:3] for r in single]
     assert all(abs(a[3] - b[3]) <= 1e-12 for a, b in zip(batched, single, strict=True))
-    return batched, single, sum(sizes)
+    return batched, pushes
 
 
 @pytest.mark.parametrize("method", ["any", "query", "selectivity"])
 def test_a_push_gives_the_same_results_batched_or_one_by_one(
     method: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    batched, _, went = _batched_and_one_by_one(monkeypatch, method, None)
+    batched, pushes = _batched_and_one_by_one(monkeypatch, method, None)
+    went = sum(size for _, ran in pushes for size, _ in ran)
     assert went > len(batched) / 2  # most went batched
 
 
 def test_exact_events_leave_the_batch_and_the_rest_stays_in_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Every fifth event carries exact probabilities: its matches go one by one, the
-    others still go batched in the same push; the results equal those of every match
-    one by one."""
-    batched, _, went = _batched_and_one_by_one(monkeypatch, "any", 5)
-    assert 0 < went < len(batched) - 20  # some matches batched, many not
+    """Every fifth event carries exact probabilities: in each push, its matches go one
+    by one and the others still go batched; the results equal those of every match one
+    by one."""
+    _, pushes = _batched_and_one_by_one(monkeypatch, "any", 5)
+    for results, ran in pushes[:-1]:  # the pushes of 100 events
+        assert [exact for _, exact in ran] == [False]  # one batch, no exact event in it
+        assert 0 < ran[0][0] < results - 20  # many of the push's matches not in it
 
 
 @settings(max_examples=30, deadline=None)
