@@ -380,10 +380,10 @@ class AdaptivePlanner:
         lines.append(
             f"  {self.updates} observations, {self.replanned} re-plans, {self.switches} switches"
         )
+        every = "update" if self.observe_every == 1 else f"{self.observe_every} updates"
         lines.append(
-            f"  statistics (EMA, alpha {self.alpha} per update, observed every "
-            f"{self.observe_every} updates, or units of work of a matcher it is attached "
-            f"to; re-plan past {self.threshold:.0%} drift):"
+            f"  statistics (EMA, alpha {self.alpha} per update, observed every {every}; "
+            f"re-plan past {self.threshold:.0%} drift):"
         )
         for s in self.pattern.symbols:
             lines.append(f"    buffer {s}: {self.snapshot.buffer_sizes[s]:.4g} situations")

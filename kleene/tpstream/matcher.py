@@ -175,7 +175,9 @@ class SituationMatcher:
         buffer). The
         sizes it folds in are the means of those at the interval's two ends, so that
         one sample of a small buffer's jitter does not count for the whole interval.
-        On a switch the matcher takes the planner's order for its next update."""
+        On a switch the matcher takes the planner's order for its next update.
+        (``observe_every`` then counts units of work, not the updates its
+        explanation names.)"""
         self._planner = planner
         self._mark = -math.inf if planner is not None else math.inf
         self._since: Time | None = None
