@@ -58,6 +58,17 @@ class MatcherStatistics:
         return self.survivors[constraint] / n if n else None
 
 
+def _counts(value: Any, name: str, width: int) -> list[int]:
+    """A saved counter: one non-negative integer per constraint."""
+    if not (
+        isinstance(value, list)
+        and len(value) == width
+        and all(type(v) is int and v >= 0 for v in value)
+    ):
+        raise KleeneError(f"the matcher's {name} must be {width} counts, not {value!r}")
+    return value
+
+
 def default_order(pattern: TemporalPattern) -> tuple[str, ...]:
     """The symbols in pattern order, except that each next one is, where possible,
     constrained to one already taken (no cross product, section 5.4)."""
@@ -172,9 +183,9 @@ class SituationMatcher:
         order turns expensive. Each observation weighs as the situations that ended
         since the previous one (one updateMatcher call of Algorithm 2 each), a
         selectivity at most as the range queries that measured it (over a non-empty
-        buffer). The
-        sizes it folds in are the means of those at the interval's two ends, so that
-        one sample of a small buffer's jitter does not count for the whole interval.
+        buffer). The sizes it folds in are the means of those at the interval's two
+        ends, so that one sample of a small buffer's jitter does not count for the
+        whole interval.
         On a switch the matcher takes the planner's order for its next update.
         (``observe_every`` then counts units of work, not the updates its
         explanation names.)"""
@@ -284,11 +295,11 @@ class SituationMatcher:
             for item in items:
                 m._buffers[x].append(situation_from(item))
         m._running = {x: situation_from(item) for x, item in data["running"].items()}
-        m._candidates[:] = data["candidates"]
-        m._survivors[:] = data["survivors"]
-        zeros = [0] * len(pattern.constraints)
-        m._queries[:] = data.get("queries", zeros)
-        m._idle[:] = data.get("idle", zeros)
+        width = len(pattern.constraints)
+        saved = {"queries": [0] * width, "idle": [0] * width, **data}  # older states lack them
+        names = ("candidates", "survivors", "queries", "idle")
+        for name, counter in zip(names, m._counts, strict=True):
+            counter[:] = _counts(saved.get(name), name, width)  # in place: the join's lists
         return m
 
     # -- Algorithms 2 and 4 --------------------------------------------------------

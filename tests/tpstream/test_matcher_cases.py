@@ -217,6 +217,16 @@ def test_restored_counters_keep_counting():
     assert older.state()["queries"] == [0] and older.state()["idle"] == [0]
     feed(older, events[5:])
     assert older.state()["queries"][0] > 0
+    for name, bad in (
+        ("idle", [0, 0]),
+        ("queries", ["1"]),
+        ("candidates", [-1]),
+        ("survivors", None),
+    ):
+        broken = half.state()
+        broken[name] = bad
+        with pytest.raises(KleeneError, match=f"the matcher's {name} must be 1 counts"):
+            SituationMatcher.restore(p, broken)
 
 
 def test_order_must_name_every_symbol_once():
