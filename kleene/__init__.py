@@ -1,4 +1,6 @@
-"""kleene: complex event processing with SASE+ pattern queries.
+"""kleene: complex event processing: pattern queries over event streams, one engine for
+SASE+ queries and programs, queries over interval events, TPStream queries and event-set
+patterns (:mod:`kleene.kinds`).
 
 >>> import kleene
 >>> q = kleene.compile("PATTERN SEQ(A a, B b) WITHIN 10")
@@ -6,6 +8,7 @@
 [{'a': (0,), 'b': (1,)}]
 """
 
+from kleene.api import compile
 from kleene.collapsed import CollapsedMatch
 from kleene.errors import (
     EventError,
@@ -20,15 +23,20 @@ from kleene.errors import (
     SnapshotError,
 )
 from kleene.events import EventFields
+from kleene.eventsets.query import SesQuery
 from kleene.imprecise import ImpreciseMatch, IntervalQuery
-from kleene.match import Match, RejectedEvent
+from kleene.match import Match, MatchLike, RejectedEvent, RunResult
 from kleene.program import Program, compile_program
-from kleene.query import Query, RunResult, compile
+from kleene.query import Query
+from kleene.runtime.contract import CompiledQuery, StreamMatcher
 from kleene.runtime.matcher import Matcher
+from kleene.tpstream.model import TemporalMatch
+from kleene.tpstream.query import TemporalQuery
 from kleene.vocabulary import OutputFormat, Strategy
 
 __all__ = [
     "CollapsedMatch",
+    "CompiledQuery",
     "EventError",
     "EventFields",
     "ImpreciseMatch",
@@ -36,6 +44,7 @@ __all__ = [
     "KleeneError",
     "KleeneWarning",
     "Match",
+    "MatchLike",
     "MatchLimitError",
     "Matcher",
     "OutputFormat",
@@ -48,8 +57,12 @@ __all__ = [
     "RunLimitError",
     "RunResult",
     "SchemaWarning",
+    "SesQuery",
     "SnapshotError",
     "Strategy",
+    "StreamMatcher",
+    "TemporalMatch",
+    "TemporalQuery",
     "compile",
     "compile_program",
 ]

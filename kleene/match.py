@@ -1,13 +1,46 @@
-"""What a matcher produces: matches and rejected events."""
+"""What a matcher produces: matches and rejected events, the same for every kind.
+
+Every kind's match speaks :class:`MatchLike` (``ids()``, ``start``, ``end``,
+``partition``, ``returned`` and ``values()``) and adds its own fields (``confidence``
+over interval events; ``situations`` and ``detected`` of a TPStream match). A whole run
+of any kind gives one :class:`RunResult`.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from kleene.errors import RejectedEventsWarning
+
+
+@runtime_checkable
+class MatchLike(Protocol):
+    """What every match has, whatever its kind."""
+
+    @property
+    def start(self) -> Any:
+        """The time of its first event (as given in the input)."""
+
+    @property
+    def end(self) -> Any:
+        """The time of its last event."""
+
+    @property
+    def partition(self) -> tuple[Any, ...]:
+        """Its partition key's values, () when the query has none."""
+
+    @property
+    def returned(self) -> Mapping[str, Any]:
+        """The RETURN values by name."""
+
+    def ids(self) -> dict[str, tuple[Any, ...]]:
+        """Each variable -> the ids of its events, in stream order."""
+
+    def values(self) -> dict[str, Any]:
+        """The RETURN values by name (a copy)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +104,18 @@ class Match:
     def key(self) -> tuple[tuple[str, tuple[Any, ...]], ...]:
         """A hashable identity of the match: its variables and event ids."""
         return tuple(sorted((k, tuple(v)) for k, v in self.variables.items()))
+
+
+M = TypeVar("M")
+
+
+@dataclass(frozen=True)
+class RunResult(Generic[M]):
+    """Everything one run over a finite input produced: its matches (of the query's
+    kind) and the events it rejected, each with its reason."""
+
+    matches: list[M]
+    rejected: list[RejectedEvent] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

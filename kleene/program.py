@@ -35,6 +35,20 @@ class Program:
     """A compiled program. Create with :func:`kleene.compile_program`; options are those
     of :func:`kleene.compile` and apply to every query of the program."""
 
+    #: the compile options (kleene.kinds): those of a SASE+ query but match_windows
+    OPTIONS = (
+        "strategy",
+        "output",
+        "time_field",
+        "type_field",
+        "id_field",
+        "allowed_lateness",
+        "max_runs",
+        "max_matches",
+        "engine",
+        "time_unit",
+    )
+
     def __init__(self, text: str, **options: Any) -> None:
         if options.get("allowed_lateness"):
             raise QueryError("a program takes its events in time order: allowed_lateness is 0")

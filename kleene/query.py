@@ -6,9 +6,8 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any, Literal, overload
+from typing import Any
 
 import pyarrow as pa
 
@@ -24,26 +23,15 @@ from kleene.errors import (
     position,
 )
 from kleene.events import EventFields, check_input
-from kleene.eventsets.query import SesQuery
-from kleene.imprecise import IntervalQuery
-from kleene.lang import ast, is_ses, parse, validate
-from kleene.match import Match, RejectedEvent
+from kleene.lang import ast, parse, validate
+from kleene.match import Match, RejectedEvent, RunResult
 from kleene.runtime.choice import choose_engine
 from kleene.runtime.config import MatcherConfig
 from kleene.runtime.ingest import check_columns, schema_gaps, window_size
 from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
 from kleene.runtime.matcher import Matcher
 from kleene.times import time_unit_seconds
-from kleene.tpstream.query import TemporalQuery
 from kleene.vocabulary import option
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """Everything one batch run produced."""
-
-    matches: list[Result]
-    rejected: list[RejectedEvent] = field(default_factory=list)
 
 
 class Query:
@@ -202,7 +190,7 @@ class Query:
             raise QueryError("this query returns collapsed matches: use run_collapsed()")
         result = self.run_detailed(events)
         warn_rejected(result)
-        return result.matches  # type: ignore[return-value]
+        return result.matches
 
     def run_collapsed(self, events: Any) -> list[CollapsedMatch]:
         """The intermediate matches of postponed evaluation (``output="collapsed"``);
@@ -303,62 +291,3 @@ def match_order(m: Result) -> tuple[Any, ...]:
         return (m.end, m.start)
     positions = tuple(sorted(chain.from_iterable(m.positions.values())))
     return (positions[-1], positions[0], positions)
-
-
-@overload
-def compile(text: str, *, time: Literal["point"] = "point", **options: Any) -> Query: ...
-@overload
-def compile(text: str, *, time: Literal["interval"], **options: Any) -> IntervalQuery: ...
-@overload
-def compile(text: str, *, time: Literal["situation"], **options: Any) -> TemporalQuery: ...
-
-
-def compile(
-    text: str, *, time: str = "point", **options: Any
-) -> Query | IntervalQuery | SesQuery | TemporalQuery:
-    """Compile a query. ``time`` is the events' time model: "point" (a timestamp each)
-    or "interval" (an uncertainty interval each: :class:`kleene.imprecise.IntervalQuery`
-    and its options). Options: strategy, output, time_field, type_field, id_field,
-    allowed_lateness, max_runs (live runs, default 1,000,000), max_matches (matches per
-    matcher, default 1,000,000, None for no limit), engine ("auto", "nfa", "merge",
-    "postpone", ...), time_unit (what one unit of a numeric time column is: "ns", "us",
-    "ms", "s", "min", "h" or "d"; needed by a WITHIN with a unit over numeric times),
-    match_windows (True: only the events of candidate match windows reach the engine;
-    for a SEQ without negation under a skip-till strategy with the all output, else
-    QueryError; docs/language.md).
-    An event-set pattern ``PATTERN SEQ({C c, P+ p}, B b) ...`` compiles to a
-    :class:`kleene.eventsets.query.SesQuery` (its options: output "all", "earliest",
-    "maximal" or "earliest-maximal", the field names, time_unit, max_matches, engine).
-    A text whose first keyword is FROM is a TPStream query (situations and temporal
-    patterns, :class:`kleene.tpstream.query.TemporalQuery` and its options).
-    Raises QuerySyntaxError / QueryError."""
-    kind = QUERY_KINDS.get(time)
-    if kind is None:
-        raise QueryError(f"unknown time model {time!r}; expected one of: {', '.join(QUERY_KINDS)}")
-    if time == "point":
-        kind = next((k for detects, k in TEXT_KINDS if detects(text)), kind)
-    return kind(text, **options)
-
-
-#: The kinds of query, by the time model of their events: a new kind registers here.
-#: "situation": TPStream queries over point events, picked by their first keyword FROM.
-QUERY_KINDS: dict[str, Callable[..., Any]] = {
-    "point": Query,
-    "interval": IntervalQuery,
-    "situation": TemporalQuery,
-}
-# blanks and comments, then the keyword FROM: a TPStream query
-_TPSTREAM = re.compile(r"(?:\s+|//[^\r\n]*|/\*.*?\*/)*FROM\b", re.IGNORECASE | re.DOTALL)
-
-
-def is_tpstream(text: str) -> bool:
-    """Whether a query text is a TPStream query (its first keyword is FROM)."""
-    return _TPSTREAM.match(text) is not None
-
-
-#: Kinds of query over point events told apart by their text, tried in order before
-#: the SASE+ default: a new language over point events registers its detector here.
-TEXT_KINDS: list[tuple[Callable[[str], bool], Callable[..., Any]]] = [
-    (is_tpstream, TemporalQuery),
-    (is_ses, SesQuery),
-]

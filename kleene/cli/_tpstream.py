@@ -12,7 +12,7 @@ from typing import Any, cast
 from kleene.cli._common import EXIT_USAGE, CliError
 from kleene.cli._kinds import QueryKind
 from kleene.io.schema import TEMPORAL_KEYS
-from kleene.query import is_tpstream
+from kleene.kinds import is_tpstream
 from kleene.runtime.limits import DEFAULT_MAX_RUNS
 from kleene.tpstream.query import TemporalQuery
 

@@ -48,8 +48,15 @@ if TYPE_CHECKING:
 
 MAGIC = b"\x89kleene\n"
 VERSION = 2  # 2: buffer pointers name an entry slot, not a Dewey version
-QUERY, PROGRAM, INTERVAL = b"Q", b"P", b"I"
-_KINDS = {QUERY: "a query", PROGRAM: "a program", INTERVAL: "a query over interval events"}
+# one tag per kind of query (kleene.kinds), so a state never reaches another kind's matcher
+QUERY, PROGRAM, INTERVAL, TPSTREAM, EVENTSET = b"Q", b"P", b"I", b"T", b"S"
+_KINDS = {
+    QUERY: "a SASE+ query",
+    PROGRAM: "a SASE+ program",
+    INTERVAL: "a query over interval events",
+    TPSTREAM: "a TPStream query",
+    EVENTSET: "an event-set pattern",
+}
 _HEAD = struct.Struct(">8sHII")  # magic, version, body length, CRC-32
 _FINGERPRINT = 32
 _LEVEL = 1  # zlib: the state is rewritten every micro-batch, speed matters most
@@ -157,6 +164,13 @@ def _fingerprint(plan: Plan, config: MatcherConfig) -> bytes:
         [fields.type_field, fields.time_field, fields.id_field],
     ]
     return digest(facts)
+
+
+def kind_fingerprint(kind: bytes, facts: list[Any]) -> bytes:
+    """The one recipe of every kind's fingerprint: SHA-256 of the format version, the
+    kind's snapshot tag and the facts that give its state a meaning (the query's
+    canonical text and every option that changes its results)."""
+    return digest([VERSION, kind.decode(), *facts])
 
 
 def digest(facts: Any) -> bytes:

@@ -46,7 +46,7 @@ import kleene
 from kleene.errors import EventError, QueryError
 from kleene.eventsets.query import SesQuery
 from kleene.imprecise import IntervalQuery
-from kleene.query import is_tpstream
+from kleene.kinds import is_tpstream
 from kleene.spark._collapsed import build_collapsed_schema
 from kleene.spark._interval_stream import interval_stream
 from kleene.spark._prepare import INTERNAL_PREFIX, keyed

@@ -28,8 +28,8 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming import StreamingQuery
 
 from kleene.errors import EventError, QueryError
+from kleene.kinds import is_tpstream
 from kleene.match import RejectedEvent
-from kleene.query import is_tpstream
 from kleene.spark._prepare import with_positions
 from kleene.spark._schema import EventColumns
 from kleene.spark._session import use_this_python
