@@ -34,6 +34,12 @@ from kleene.times import MAX_TIME, datetime_to_micros
 # A column a typed reader adds: per row, why a cell could not be read (null when fine).
 PROBLEM_COLUMN = "kleene_problem"
 
+# The event tuple the SASE+ runtimes pass around, ``(type, time, id, *attributes)``
+# (admission builds it): where each fixed field is, and where the attributes start, in
+# the plan's order (``Plan.attributes``, ``Plan.attr_index``).
+EVENT_TYPE, EVENT_TIME, EVENT_ID = 0, 1, 2
+FIRST_ATTRIBUTE = 3
+
 
 @dataclass(frozen=True)
 class EventFields:

@@ -125,6 +125,24 @@ def test_vector_core_does_not_import_the_matcher() -> None:
     assert all("kleene.runtime.matcher" not in edges[m] for m in vector)
 
 
+KINDS = ("kleene.eventsets", "kleene.tpstream", "kleene.imprecise")
+
+
+def test_the_runtime_imports_no_kind_of_query() -> None:
+    """The SASE+ runtime sits below the other kinds' packages (they may use it, as the
+    event-set matcher uses its snapshot format), so no import of it goes up into one."""
+    edges = graph()
+    runtime = [m for m in edges if within(m, "kleene.runtime")]
+    assert runtime
+    up = {m: [t for t in sorted(edges[m]) if any(within(t, k) for k in KINDS)] for m in runtime}
+    found = {m: kinds for m, kinds in up.items() if kinds}
+    assert not found, f"the runtime imports {found}"
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
 def test_every_kind_of_import_counts(tmp_path: Path) -> None:
     source = tmp_path / "m.py"
     source.write_text(

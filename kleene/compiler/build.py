@@ -53,6 +53,7 @@ from kleene.compiler.shape import Shape, vector_shape
 from kleene.compiler.slots import Slot, SlotLayout
 from kleene.compiler.structure import nfa_states
 from kleene.errors import QueryError
+from kleene.events import FIRST_ATTRIBUTE
 from kleene.lang import ast, to_text
 from kleene.lang import expr_to_text as _text
 
@@ -165,7 +166,7 @@ def event_layout(d: Draft) -> None:
     if d.key is not None:
         key_attrs = {a for cls in d.key.attrs for a in cls.values()} | set(d.key.common)
     d.attributes = tuple(sorted(set().union(*d.used.values()) | key_attrs))
-    d.positions = {attr: 3 + k for k, attr in enumerate(d.attributes)}
+    d.positions = {attr: FIRST_ATTRIBUTE + k for k, attr in enumerate(d.attributes)}
 
 
 def nfa_structure(d: Draft) -> None:

@@ -21,9 +21,9 @@ from typing import Any
 
 from kleene.compiler import expr
 from kleene.compiler.slots import Slot
+from kleene.events import EVENT_ID, EVENT_TIME, EVENT_TYPE
 from kleene.lang import ast
 
-EVENT_TYPE, EVENT_TIME, EVENT_ID = 0, 1, 2
 FIXED_FIELDS = {"type": EVENT_TYPE, "timestamp": EVENT_TIME, "id": EVENT_ID}
 
 _PY_OPS = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}

@@ -15,6 +15,7 @@ from kleene.compiler import codegen
 from kleene.compiler.expr import Kind
 from kleene.compiler.plan import NegatedEvent, Negation
 from kleene.compiler.slots import Slot, SlotLayout
+from kleene.events import EVENT_TYPE
 from kleene.lang import ast
 from kleene.lang import expr_to_text as _text
 
@@ -31,7 +32,7 @@ def edge_function(
     fixed_only: bool = False,
 ) -> Any:
     """A begin or take edge: the type test, the conjuncts, then the V update."""
-    lines = [f"def {name}(e, V):", f"    if e[0] != {comp.event_type!r}: return None"]
+    lines = [f"def {name}(e, V):", f"    if e[{EVENT_TYPE}] != {comp.event_type!r}: return None"]
     lines += codegen.conjunction_lines([codegen.expr_code(c, ctx) for c in conds], "return None")
     update = _update_code(comp.var, kind, layout, attr_index, fixed_only=fixed_only)
     if update is None:
@@ -125,7 +126,10 @@ def negation_checks(
         conds = conjuncts[comp.var]
         ctx = codegen.Context(comp.var, "single", member_slot, attr_index, kind_of)
         name = f"negation_{comp.var}"
-        lines = [f"def {name}(e, V, P):", f"    if e[0] != {comp.event_type!r}: return False"]
+        lines = [
+            f"def {name}(e, V, P):",
+            f"    if e[{EVENT_TYPE}] != {comp.event_type!r}: return False",
+        ]
         lines += codegen.conjunction_lines(
             [codegen.expr_code(c, ctx) for c in conds], "return False"
         )

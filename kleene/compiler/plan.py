@@ -15,6 +15,7 @@ from kleene.compiler.expr import Expr
 from kleene.compiler.returns import ReturnItem
 from kleene.compiler.shape import Shape
 from kleene.compiler.slots import SlotLayout
+from kleene.events import FIRST_ATTRIBUTE
 from kleene.lang import ast
 from kleene.vocabulary import OutputFormat, Strategy
 
@@ -153,4 +154,4 @@ class Plan:
         return (None,) * len(self.layout.slots)
 
     def attr_index(self, attr: str) -> int:
-        return 3 + self.attributes.index(attr)
+        return FIRST_ATTRIBUTE + self.attributes.index(attr)

@@ -6,6 +6,9 @@ a match starting at its first event may use; once an event more than τ after th
 arrives, the window is complete, the matching algorithm may be called on it, and its
 first event leaves. With the summary statistics the window also answers whether it is
 a *candidate*: whether it meets the necessary match conditions 4 to 7 of Theorem 2.
+:func:`candidates` reads a batch's windows so, by columns of times and bit vectors: the
+reference the SASE+ engines' window front (:mod:`kleene.runtime.matchwindows`) is
+tested against.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from kleene.eventsets.model import SesPattern, Time
 from kleene.eventsets.summary import SummaryStatistics, Tag
@@ -96,3 +101,61 @@ def each_window(
         while end < len(events) and events[end][TIME] <= limit:
             end += 1
         yield events[start:end], list(range(start, end))
+
+
+_NO_EVENT: dict[str, object] = {}  # the windows of candidates need no event
+
+
+def candidates(
+    pattern: SesPattern,
+    times: np.ndarray,
+    bits: np.ndarray,
+    codes: np.ndarray | None,
+    fresh: bool,
+) -> np.ndarray:
+    """Which events of a batch in time order lie in a candidate window, with summary
+    statistics, per partition: ``bits`` are the events' bit vectors ``ē`` (0: dropped,
+    Theorem 1), ``codes`` their partition codes (None: one partition). Windows the batch
+    cannot complete are kept whole: those still open at its end whose first event may
+    start a match and, unless ``fresh`` says no event came before the batch, the events
+    of its first τ (their windows may have begun earlier)."""
+    n = len(times)
+    keep = np.zeros(n, dtype=bool)
+    if not n:
+        return keep
+    tau = pattern.window
+    at = times.tolist()
+    windows: dict[int, MatchWindow] = {}
+    marked: dict[int, int] = {}  # per partition, the last position kept
+
+    def keep_window(key: int, window: MatchWindow) -> None:
+        last = marked.get(key, -1)
+        for entry in reversed(window.entries):
+            if entry.position <= last:
+                break
+            keep[entry.position] = True
+        marked[key] = window.entries[-1].position
+
+    def complete(key: int, window: MatchWindow, time: Any) -> None:
+        while window.complete(time, tau):
+            if window.candidate():
+                keep_window(key, window)
+            window.dequeue()
+
+    for j in np.flatnonzero(bits).tolist():
+        key = 0 if codes is None else int(codes[j])
+        window = windows.get(key)
+        if window is None:
+            window = windows[key] = MatchWindow(pattern, True)
+        complete(key, window, at[j])
+        window.enqueue(j, _NO_EVENT, at[j], int(bits[j]))
+    end = at[-1]
+    for key, window in windows.items():
+        complete(key, window, end)
+        while len(window) and not window.conditions()[1]:
+            window.dequeue()  # no match starts at it (condition 5)
+        if len(window):  # windows a later event may still add to
+            keep_window(key, window)
+    if not fresh:
+        keep |= times <= times[0] + tau
+    return keep

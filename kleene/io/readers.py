@@ -182,12 +182,6 @@ def read_table(
         raise EventError(f"{path} mixes value kinds in a field: {_first_line(exc)}") from exc
 
 
-def read_dataframe(path: str | Path, fmt: str | Format | None = None) -> pd.DataFrame:
-    """Like :func:`read_events` but always a pandas DataFrame."""
-    events = read_events(path, fmt)
-    return events.to_pandas() if isinstance(events, pa.Table) else events
-
-
 def _read_csv(path: Path, schema: Schema | None = None) -> pa.Table:
     if path.stat().st_size == 0:
         return pa.table({})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from kleene.io.jsonl import to_jsonable
@@ -28,14 +28,6 @@ def match_order(record: Mapping[str, Any]) -> tuple[Any, ...]:
 def rejected_order(record: Mapping[str, Any]) -> tuple[Any, ...]:
     """The documented sort key of a rejected-event record: id, reason, fields."""
     return (_sortable(record.get("id")), record.get("reason") or "", _text(record.get("record")))
-
-
-def sort_matches(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(records, key=match_order)
-
-
-def sort_rejected(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(records, key=rejected_order)
 
 
 def _sortable(value: Any) -> tuple[int, Any]:

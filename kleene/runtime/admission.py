@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from kleene.compiler.plan import Plan
-from kleene.events import EventBatch
+from kleene.events import EVENT_TIME, EventBatch
 from kleene.match import RejectedEvent
 from kleene.runtime.clock import StreamClock
 from kleene.runtime.config import MatcherConfig
@@ -158,7 +158,7 @@ class Admission:
         st = self.st
         position = st.position
         st.position += 1
-        st.clock = e[1]
+        st.clock = e[EVENT_TIME]
         return position, e, useful
 
     def reject(

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from kleene.events import EVENT_TIME
 from kleene.runtime.routing import Router
 
 if TYPE_CHECKING:
@@ -186,16 +187,18 @@ class EventCore:
         route = self.router.partition
         contiguous = not self.router.skips
         process, drop, window = self.process, self.drop_partition, ctx.window
+        time_index = EVENT_TIME  # a local name for the per-event loop
         for position, e, useful in events:
             partition = route(e)
             if not useful:
                 if contiguous and partition is not None:
                     drop(st, partition)
                 continue
+            t = e[time_index]
             if partition is None:
-                yield e[1], position, e, None, ()
+                yield t, position, e, None, ()
             else:
-                yield e[1], position, e, partition, process(st, e, position, partition, window())
+                yield t, position, e, partition, process(st, e, position, partition, window())
 
 
 def expire(

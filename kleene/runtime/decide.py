@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from kleene.collapsed import Result
 from kleene.compiler.plan import NegatedEvent, Plan
+from kleene.events import EVENT_TYPE
 from kleene.runtime.clock import StreamClock
 from kleene.runtime.core import Core
 from kleene.runtime.formatting import Formatter
@@ -69,7 +70,7 @@ class Decisions:
 
     def observe(self, e: tuple[Any, ...], partition: Any, position: int) -> None:
         """Keep an event of a negated type as a candidate of the negations."""
-        for member in self.by_type.get(e[0], ()):
+        for member in self.by_type.get(e[EVENT_TYPE], ()):
             self.st.negation.add(member, partition or (), position, e)
 
     def complete(self, results: Iterable[Any], t: Any, out: list[Result]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from kleene.collapsed import SAFE, UNSAFE, CollapsedMatch
 from kleene.compiler.plan import Plan
+from kleene.events import EVENT_ID, EVENT_TIME
 from kleene.match import Match
 from kleene.runtime.clock import StreamClock
 from kleene.runtime.core import Completion
@@ -56,14 +57,14 @@ class Formatter:
         for item in items:
             if len(item) == 3:
                 state, _position, e = item
-                singles[states[state].var] = e[2]
-                times.append(e[1])
+                singles[states[state].var] = e[EVENT_ID]
+                times.append(e[EVENT_TIME])
                 continue
             first, cands, length, forced, fixed = item
             var = states[first].var
             chosen = [(e, safe) for _position, e, safe in cands[:length]]
-            candidates[var] = tuple((e[2], SAFE if safe else UNSAFE) for e, safe in chosen)
-            times += [e[1] for e, _safe in chosen]
+            candidates[var] = tuple((e[EVENT_ID], SAFE if safe else UNSAFE) for e, safe in chosen)
+            times += [e[EVENT_TIME] for e, _safe in chosen]
             if fixed:
                 first_fixed.add(var)
             if forced:

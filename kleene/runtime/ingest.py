@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from kleene.compiler.plan import Plan
 from kleene.errors import EventError
-from kleene.events import EventBatch, EventFields, is_missing, value_kind
+from kleene.events import EVENT_TIME, EventBatch, EventFields, is_missing, value_kind
 from kleene.runtime.snapshot import (
     Shapes,
     boolean,
@@ -186,7 +186,7 @@ class ReorderBuffer:
             e, useful = sequence(held, "a held event", tuple, 2)
             number(time, "a held event's time")
             integer(arrival, "a held event's arrival", 0)
-            if shapes.event(e)[1] != time:
+            if shapes.event(e)[EVENT_TIME] != time:
                 fail("a held event's time")
             boolean(useful, "a held event's flag")
         buffer.max_seen = optional_number(max_seen, "the reorder buffer's latest time")

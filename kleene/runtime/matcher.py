@@ -28,7 +28,7 @@ from typing import Any
 
 from kleene.collapsed import Result
 from kleene.compiler.plan import Plan
-from kleene.events import read_batch
+from kleene.events import EVENT_TYPE, read_batch
 from kleene.match import RejectedEvent
 from kleene.runtime import snapshot
 from kleene.runtime.admission import Admission
@@ -171,7 +171,7 @@ class Matcher:
                 continue
             if results:  # completions (a list, or an iterator where there may be many)
                 complete(results, t, out)
-            if negated and e[0] in negated:
+            if negated and e[EVENT_TYPE] in negated:
                 decisions.observe(e, partition, position)
             st.since_sweep += 1
             if st.since_sweep >= SWEEP_EVERY:

@@ -17,33 +17,22 @@ other windows are events of the stream the engine would have seen anyway. Window
 batch cannot complete are kept whole: those starting in the batch's last W at an event
 the first variable may take (a later batch may add to them) and, unless the batch is
 the stream's first, the events in its first W (their windows may have begun in an
-earlier batch). :func:`candidates` reads the windows as the event-set matcher does;
-:func:`chained`, which the front runs, tests them column-wise with a test at least as
-strict (each variable a distinct event, in order) that is still necessary.
+earlier batch). :func:`chained` tests the windows column-wise, at least as strictly
+(each variable a distinct event, in order) as the event-set matcher's summary
+statistics (:func:`kleene.eventsets.windows.candidates`, which the tests compare it
+with), and still only by necessary conditions. The front needs nothing of the event-set
+package.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from kleene.compiler.plan import Plan
 from kleene.events import EventBatch
-from kleene.eventsets.model import SesPattern, SetVariable
-from kleene.eventsets.windows import MatchWindow
 from kleene.runtime.prefilter import Prefilter
-
-_NO_EVENT: dict[str, object] = {}  # windows need only positions, times and bits here
-
-
-def skeleton(plan: Plan, window: float) -> SesPattern:
-    """The plan's positive variables as an SES pattern of singleton sets in SEQ order,
-    without constraints: what the summary statistics count."""
-    kleene = plan.kleene_vars
-    sets = tuple((SetVariable(v, v in kleene, i),) for i, v in enumerate(plan.positive_vars))
-    return SesPattern(sets, (), window)
 
 
 def variable_bits(plan: Plan, accepts: Sequence[np.ndarray]) -> np.ndarray:
@@ -58,70 +47,19 @@ def variable_bits(plan: Plan, accepts: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
-def candidates(
-    pattern: SesPattern,
-    times: np.ndarray,
-    bits: np.ndarray,
-    codes: np.ndarray | None,
-    fresh: bool,
-) -> np.ndarray:
-    """Which events of a batch in time order lie in a candidate window (module
-    docstring); ``codes`` are the events' partition codes (None: one partition),
-    ``fresh`` says no event came before the batch."""
-    n = len(times)
-    keep = np.zeros(n, dtype=bool)
-    if not n:
-        return keep
-    tau = pattern.window
-    at = times.tolist()
-    windows: dict[int, MatchWindow] = {}
-    marked: dict[int, int] = {}  # per partition, the last position kept
-
-    def keep_window(key: int, window: MatchWindow) -> None:
-        last = marked.get(key, -1)
-        for entry in reversed(window.entries):
-            if entry.position <= last:
-                break
-            keep[entry.position] = True
-        marked[key] = window.entries[-1].position
-
-    def complete(key: int, window: MatchWindow, time: Any) -> None:
-        while window.complete(time, tau):
-            if window.candidate():
-                keep_window(key, window)
-            window.dequeue()
-
-    for j in np.flatnonzero(bits).tolist():
-        key = 0 if codes is None else int(codes[j])
-        window = windows.get(key)
-        if window is None:
-            window = windows[key] = MatchWindow(pattern, True)
-        complete(key, window, at[j])
-        window.enqueue(j, _NO_EVENT, at[j], int(bits[j]))
-    end = at[-1]
-    for key, window in windows.items():
-        complete(key, window, end)
-        while len(window) and not window.conditions()[1]:
-            window.dequeue()  # no match starts at it (condition 5)
-        if len(window):  # windows a later event may still add to
-            keep_window(key, window)
-    if not fresh:
-        keep |= times <= times[0] + tau
-    return keep
-
-
 def chained(
     m: int, tau: float, times: np.ndarray, bits: np.ndarray, codes: np.ndarray | None, fresh: bool
 ) -> np.ndarray:
-    """:func:`candidates` column-wise, with the necessary conditions read for singleton
-    sets in order: a match starting at an event of ``v_1`` binds one later event to each
-    further variable, in order, within τ; the chain that takes each variable's earliest
-    event after the previous link ends no later than any such binding, so the window is
-    a candidate when that chain ends within τ (conditions 4 and 5 follow). Where the
-    counters of :func:`candidates` can count one event for two variables (after the
-    event that let it count has left the window), the chain cannot: it keeps no more
-    events. Found with ``searchsorted`` per partition; each candidate window's events
-    are kept as one range."""
+    """The events of candidate windows (module docstring), found column-wise with the
+    necessary conditions read for singleton sets in order: a match starting at an event
+    of ``v_1`` binds one later event to each further variable, in order, within τ; the
+    chain that takes each variable's earliest event after the previous link ends no
+    later than any such binding, so the window is a candidate when that chain ends
+    within τ (conditions 4 and 5 follow). Where the summary statistics'
+    counters (:func:`kleene.eventsets.windows.candidates`) can count one event for two
+    variables (after the event that let it count has left the window), the chain
+    cannot: it keeps no more events. Found with ``searchsorted`` per partition; each
+    candidate window's events are kept as one range."""
     n = len(times)
     keep = np.zeros(n, dtype=bool)
     if not n:
@@ -171,7 +109,6 @@ class WindowFront:
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        self._pattern: SesPattern | None = None
 
     def keep(
         self,
@@ -183,8 +120,6 @@ class WindowFront:
     ) -> np.ndarray:
         """Per event of ``batch``, whether it lies in a candidate window (``accepts``:
         per state, which events it may accept, :meth:`Prefilter.accepts`)."""
-        if self._pattern is None or self._pattern.window != window:
-            self._pattern = skeleton(self.plan, window)
         bits = variable_bits(self.plan, accepts)
         codes = None
         if prefilter.key_attrs:

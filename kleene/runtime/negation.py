@@ -16,6 +16,7 @@ from bisect import bisect_left, bisect_right
 from typing import Any
 
 from kleene.compiler.plan import NegatedEvent, Negation
+from kleene.events import EVENT_TIME
 from kleene.runtime.snapshot import Shapes, fail, integer, partition_key, sequence
 
 
@@ -31,7 +32,7 @@ class CandidateList:
 
     def add(self, position: int, e: tuple[Any, ...]) -> None:
         self.positions.append(position)
-        self.times.append(e[1])
+        self.times.append(e[EVENT_TIME])
         self.events.append(e)
 
     def prune(self, oldest_time: Any) -> None:
@@ -88,7 +89,7 @@ class NegationState:
             if len(positions) != len(events) or positions != sorted(set(positions)):
                 fail("negation candidates out of position order")
             lst.positions, lst.events = positions, events
-            lst.times = [e[1] for e in events]
+            lst.times = [e[EVENT_TIME] for e in events]
             st.lists[(var, partition_key(part))] = lst
         return st
 
@@ -145,7 +146,7 @@ class _Search:
             return False
         check = self.members[k].check
         for position, e in lst.between(low, self.high):
-            t = e[1]
+            t = e[EVENT_TIME]
             lo, hi = min(first, t), max(last, t)
             if self.window is not None and hi - lo > self.window:
                 continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kleene.events import EVENT_TYPE
 from kleene.vocabulary import Strategy
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class Router:
 
     def partition(self, e: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """The partition whose runs see this event; None when no run can."""
-        etype = e[0]
+        etype = e[EVENT_TYPE]
         index = self.key_index.get(etype)
         if index is not None:  # a keyed type: validated, its key values are present
             return tuple([e[i] for i in index])

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 
 from kleene.errors import SnapshotError
-from kleene.events import is_missing, value_kind
+from kleene.events import EVENT_TIME, EVENT_TYPE, FIRST_ATTRIBUTE, is_missing, value_kind
 
 if TYPE_CHECKING:
     from kleene.compiler.plan import Plan
@@ -478,7 +478,7 @@ class Shapes:
     def __init__(self, plan: Plan, learned: dict[int, str] | None = None) -> None:
         self.plan = plan
         self.n_states = len(plan.states)
-        self.event_length = 3 + len(plan.attributes)
+        self.event_length = FIRST_ATTRIBUTE + len(plan.attributes)
         self.vector_length = len(plan.initial_vector)
         self.n_components = len(plan.positive_vars)
         self.kind_of = value_kind
@@ -497,10 +497,10 @@ class Shapes:
         through: every attribute the query reads of its type present and of its kind."""
         if type(x) is not tuple or len(x) != self.event_length:
             fail("an event is not a tuple of its type, time, id and attributes")
-        if type(x[0]) is not str:
+        if type(x[EVENT_TYPE]) is not str:
             fail("an event type is not a string")
-        number(x[1], "an event time")
-        for index, attr, kind in self.required.get(x[0], ()):
+        number(x[EVENT_TIME], "an event time")
+        for index, attr, kind in self.required.get(x[EVENT_TYPE], ()):
             value = x[index]
             if is_missing(value) or (kind is not None and self.kind_of(value) != kind):
                 fail(f"an event's {attr!r} is missing or not of its kind")

@@ -32,14 +32,7 @@ from pyspark.sql import types as T
 
 from kleene.compiler.plan import Plan
 from kleene.compiler.returns import ValueType
-from kleene.io.schema import REJECTED_COLUMNS, OutputColumns
-
-
-def rejected_schema(id_type: T.DataType) -> T.StructType:
-    """Rejected events: the event id, why it was rejected, the event as a JSON object."""
-    types = (id_type, T.StringType(), T.StringType())
-    return T.StructType([T.StructField(n, t) for n, t in zip(REJECTED_COLUMNS, types, strict=True)])
-
+from kleene.io.schema import OutputColumns
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = (*_INTEGRAL, T.FloatType, T.DoubleType, T.DecimalType)

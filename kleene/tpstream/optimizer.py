@@ -312,13 +312,6 @@ def _rounded(cost: float) -> float:
     return float(f"{cost:.12g}")
 
 
-def best_order(
-    pattern: TemporalPattern, stats: Statistics, model: CostModel = CostModel.SEARCHES
-) -> tuple[Order, float]:
-    """The cheapest cross-product-free evaluation order and its estimated cost."""
-    return rank_orders(pattern, stats, keep=1, model=model).best
-
-
 def describe_constraint(c: Constraint) -> str:
     """``A meets B; A overlaps B``: a constraint as the query language states it."""
     rels = sorted(c.relations, key=list(Allen).index)

@@ -17,8 +17,9 @@ from kleene import oracle
 from kleene.errors import QueryError
 from kleene.events import EventFields, read_batch
 from kleene.eventsets.model import SesPattern, SetVariable
+from kleene.eventsets.windows import candidates
 from kleene.lang import ast, parse
-from kleene.runtime.matchwindows import WindowFront, candidates, chained
+from kleene.runtime.matchwindows import WindowFront, chained
 from kleene.runtime.prefilter import Prefilter
 from tests.helpers import push_arrow_pieces
 from tests.property.queries import TYPES, queries, streams

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kleene.compiler.plan import Plan
+from kleene.events import EVENT_ID, EVENT_TIME, EVENT_TYPE
 from kleene.runtime.core import Completion, EventCore
 from kleene.runtime.limits import run_limit
 from kleene.runtime.nfa.engine import (
@@ -133,7 +134,7 @@ class BacktrackCore(EventCore):
         index = part.base + len(part.events) - 1
         completed: list[tuple[Any, tuple[Any, ...]]] = []
         started: list[Run] = []
-        if e[0] == self.engine.first_type:  # run initialization, postponed like a branch
+        if e[EVENT_TYPE] == self.engine.first_type:  # run initialization, postponed like a branch
             self.engine.start(st.nfa, e, position, window, started, completed)
         part.stack.extend((run, index + 1) for run in reversed(started))
         self._walk(st, part, window, completed)
@@ -144,7 +145,7 @@ class BacktrackCore(EventCore):
             (len(part.stack) + 1) * len(st.partitions) > self.max_runs
             and self.live_runs(st) > self.max_runs
         ):
-            raise run_limit(self.max_runs, "postponed runs", f"after event {e[2]!r}")
+            raise run_limit(self.max_runs, "postponed runs", f"after event {e[EVENT_ID]!r}")
         return [Completion(partition, sel, vec) for sel, vec in completed]
 
     def _walk(
@@ -170,7 +171,7 @@ class BacktrackCore(EventCore):
             current: Run | None = run
             while current is not None and index < end:
                 position, e = part.events[index - part.base]
-                if window is not None and e[1] - run_start(current) > window:
+                if window is not None and e[EVENT_TIME] - run_start(current) > window:
                     current = None
                     break
                 children: list[Run] = []

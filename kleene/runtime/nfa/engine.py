@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kleene.compiler.plan import Plan, State
+from kleene.events import EVENT_ID, EVENT_TIME, EVENT_TYPE
 from kleene.runtime.core import Completion, EventCore, expire
 from kleene.runtime.limits import run_limit
 from kleene.runtime.nfa.buffer import Origins, SharedMatchBuffer, check_origins
@@ -156,7 +157,7 @@ class NfaEngine(EventCore):
         (lazily with merging, where a merged run may complete very many matches)."""
         completed: list[Any] = []
         runs = st.partitions.get(partition)
-        t = e[1]
+        t = e[EVENT_TIME]
         survivors: list[Run] = []
         if runs:
             for run in runs:
@@ -165,7 +166,7 @@ class NfaEngine(EventCore):
                     continue
                 self.advance(st, run, e, position, window, survivors, completed)
             st.live_runs -= len(runs)
-        if e[0] == self.first_type:
+        if e[EVENT_TYPE] == self.first_type:
             self.start(st, e, position, window, survivors, completed)
         if self.merge and len(survivors) > 1:
             survivors = self._merge(st, survivors)
@@ -177,7 +178,7 @@ class NfaEngine(EventCore):
         if st.live_runs > st.peak_runs:
             st.peak_runs = st.live_runs
         if st.live_runs > self.max_runs:
-            raise run_limit(self.max_runs, "live runs", f"after event {e[2]!r}")
+            raise run_limit(self.max_runs, "live runs", f"after event {e[EVENT_ID]!r}")
         if not completed:
             return []
         if self.merge:
@@ -227,7 +228,8 @@ class NfaEngine(EventCore):
         vector = first.edge(e, self.initial)
         if vector is None:
             return
-        unstarted = (0, self.initial, e[1], position, ())  # a run before its first selection
+        # a run before its first selection
+        unstarted = (0, self.initial, e[EVENT_TIME], position, ())
         self._select(st, first, vector, e, position, unstarted, window, completed, out)
 
     def _select(
@@ -245,16 +247,17 @@ class NfaEngine(EventCore):
         """Write the event into the buffer at ``state`` for ``run`` and add the resulting
         run to ``out`` (none when it reached F from a singleton state)."""
         _, _, start, start_position, origins = run
-        key, slot = st.buffer.add(state.index, position, e[2], e[1], origins)
+        t = e[EVENT_TIME]
+        key, slot = st.buffer.add(state.index, position, e[EVENT_ID], t, origins)
         now = ((key, slot, start),)
         then = state.then
         if then is None:  # the last single variable: F
-            self._complete(st, now, e[1], window, vector, completed)
+            self._complete(st, now, t, window, vector, completed)
             return
         if state.kind != "single":
             head = self.states[then]  # a loop head without exit: epsilon proceed edge to F
             if head.proceed is not None and head.exit is None and head.proceed(vector):
-                self._complete(st, now, e[1], window, vector, completed)
+                self._complete(st, now, t, window, vector, completed)
         out.append((then, vector, start, start_position, now))
 
     def _complete(

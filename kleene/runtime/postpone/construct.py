@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kleene.compiler import codegen
 from kleene.compiler.plan import State
+from kleene.events import EVENT_ID, EVENT_TIME
 from kleene.runtime.core import Completion, Grouped, Selection
 from kleene.runtime.limits import match_limit
 
@@ -203,12 +204,12 @@ class Constructor:
         states = self.states
         if len(item) == 3:
             state, position, e = item
-            times[position] = e[1]
-            return AnchorStep(True, states[state].edge, e, (e[2],), (position,))
+            times[position] = e[EVENT_TIME]
+            return AnchorStep(True, states[state].edge, e, (e[EVENT_ID],), (position,))
         first, cands, length, forced, fixed = item
         chosen = cands[:length]
         for position, e, _safe in chosen:
-            times[position] = e[1]
+            times[position] = e[EVENT_TIME]
         # (later elements, first element): where the free choices stop, and the forced
         # last candidate (None when there is none or the first element cannot be it)
         stop = length - 1 if forced else length
@@ -222,7 +223,7 @@ class Constructor:
             states[first + 1].edge,
             self.proceed[first + 1],
             events,
-            [e[2] for e in events],
+            [e[EVENT_ID] for e in events],
             [position for position, _e, _safe in chosen],
             stop,
             first_stop,

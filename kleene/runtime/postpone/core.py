@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 from kleene.compiler.consistency import FALSE_VALUE
 from kleene.compiler.plan import Plan, State
+from kleene.events import EVENT_ID, EVENT_TIME, EVENT_TYPE
 from kleene.runtime.core import Completion, EventCore, Intermediate, expire
 from kleene.runtime.limits import run_limit
 from kleene.runtime.postpone.construct import Anchor, Constructor, Segment
@@ -254,7 +255,7 @@ class PostponeCore(EventCore):
         partition: tuple[Any, ...],
         window: float | None,
     ) -> Iterator[Completion] | list[Intermediate]:
-        t = e[1]
+        t = e[EVENT_TIME]
         runs = st.partitions.get(partition, ())
         survivors: list[Run] = []
         done: list[Items] = []
@@ -276,11 +277,13 @@ class PostponeCore(EventCore):
         elif runs:
             del st.partitions[partition]
         if st.live_runs > self.max_runs:
-            raise run_limit(self.max_runs, "live runs", f"after event {e[2]!r}")
+            raise run_limit(self.max_runs, "live runs", f"after event {e[EVENT_ID]!r}")
         if st.candidates > self.max_runs:
             # without a window, every run collects every later event of its array
             raise run_limit(
-                self.max_runs, "candidate events held by the live runs", f"after event {e[2]!r}"
+                self.max_runs,
+                "candidate events held by the live runs",
+                f"after event {e[EVENT_ID]!r}",
             )
         if self.collapsed:
             return [Intermediate(partition, items) for items in done]
@@ -328,7 +331,7 @@ class PostponeCore(EventCore):
         index, anchors, _start, _start_position, items, candidates, fixed = run
         state = self.states[index]
         # every edge checks the event type first: events of other types skip the call
-        typed = e[0] == state.event_type
+        typed = e[EVENT_TYPE] == state.event_type
         if state.kind == "single" or candidates is None:
             vector = self.filter[index](e, anchors) if typed else None
             # a run waiting for a Kleene array's first element is replaced by the run
@@ -342,7 +345,7 @@ class PostponeCore(EventCore):
         seen = len(candidates)
         if not state.last:  # proceed: the array ends and the next variable begins
             nxt = self.states[index + 2]
-            vector = self.filter[nxt.index](e, anchors) if e[0] == nxt.event_type else None
+            vector = self.filter[nxt.index](e, anchors) if e[EVENT_TYPE] == nxt.event_type else None
             if vector is not None:
                 closed = ((index, candidates, seen, False, fixed), items)
                 self._begin(st, nxt, run, vector, e, position, closed, True, out, done)
@@ -418,6 +421,6 @@ def _type_check(event_type: str) -> Any:
     """An edge that checks the event type only (every value predicate postponed)."""
 
     def check(e: tuple[Any, ...], vector: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        return vector if e[0] == event_type else None
+        return vector if e[EVENT_TYPE] == event_type else None
 
     return check

@@ -30,7 +30,7 @@ import numpy as np
 
 from kleene.compiler import codegen
 from kleene.compiler.plan import Plan
-from kleene.events import EventBatch
+from kleene.events import EVENT_TIME, EventBatch
 from kleene.match import Match
 from kleene.runtime.core import Admitted, Completion, Context, Evaluated, EventCore
 from kleene.runtime.nfa.engine import NfaEngine, NfaState, run_start_position
@@ -156,7 +156,7 @@ class VectorCore(EventCore):
                 self._trim(st, st.nfa, partition)
         elif window is not None:
             for partition in list(st.carry):
-                tail = [(p, e) for p, e in st.carry[partition] if now - e[1] <= window]
+                tail = [(p, e) for p, e in st.carry[partition] if now - e[EVENT_TIME] <= window]
                 if tail:
                     st.carry[partition] = tail
                 else:

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from kleene.compiler.codegen import FIXED_FIELDS
 from kleene.compiler.plan import Plan
-from kleene.events import EventBatch
+from kleene.events import EVENT_TIME, EVENT_TYPE, EventBatch
 
 Carried = tuple[int, tuple[Any, ...]]  # (stream position, event tuple)
 
@@ -80,7 +80,7 @@ class Frame:
         """Times at combined indices, in the order given."""
         parts = []
         if self.c:
-            parts.append(np.asarray([e[1] for _, e in self.carried]))
+            parts.append(np.asarray([e[EVENT_TIME] for _, e in self.carried]))
         if self.batch is not None and len(self.batch):
             parts.append(self.batch.times_array())
         if not parts:
@@ -150,7 +150,7 @@ class Frame:
     def _type_at(self, src: np.ndarray, event_type: str) -> np.ndarray:
         mask = np.zeros(self.c + (len(self.batch) if self.batch is not None else 0), dtype=bool)
         if self.c:
-            mask[: self.c] = [e[0] == event_type for _, e in self.carried]
+            mask[: self.c] = [e[EVENT_TYPE] == event_type for _, e in self.carried]
         if self.batch is not None and len(self.batch):
             mask[self.c :] = self.batch.type_mask([event_type])
         return mask[src]
