@@ -26,14 +26,17 @@ from kleene.query import (
     warn_rejected,
 )
 from kleene.runtime.composition import ProgramMatcher, Statement
+from kleene.runtime.contract import CompiledQuery
 from kleene.runtime.ingest import check_columns
 
 FIXED_FIELDS = frozenset({"timestamp", "type", "id"})
 
 
-class Program:
+class Program(CompiledQuery[Match]):
     """A compiled program. Create with :func:`kleene.compile_program`; options are those
     of :func:`kleene.compile` and apply to every query of the program."""
+
+    kind = "program"
 
     #: the compile options (kleene.kinds): those of a SASE+ query but match_windows
     OPTIONS = (
@@ -117,8 +120,15 @@ class Program:
 
     # --- evaluation -----------------------------------------------------------------
 
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The variables of the returned queries' matches, in pattern order (a UNION's
+        branches in turn)."""
+        return tuple(dict.fromkeys(v for q in self.queries for v in q.variables))
+
     def matcher(
         self,
+        *,
         state: bytes | None = None,
         on_matches: Callable[[list[Match]], object] | None = None,
     ) -> ProgramMatcher:

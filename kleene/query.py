@@ -27,6 +27,7 @@ from kleene.lang import ast, parse, validate
 from kleene.match import Match, RejectedEvent, RunResult
 from kleene.runtime.choice import choose_engine
 from kleene.runtime.config import MatcherConfig
+from kleene.runtime.contract import CompiledQuery
 from kleene.runtime.ingest import check_columns, schema_gaps, window_size
 from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
 from kleene.runtime.matcher import Matcher
@@ -34,8 +35,10 @@ from kleene.times import time_unit_seconds
 from kleene.vocabulary import option
 
 
-class Query:
-    """A compiled pattern query. Create with :func:`kleene.compile`."""
+class Query(CompiledQuery[Result]):
+    """A compiled SASE+ pattern query. Create with :func:`kleene.compile`."""
+
+    kind = "sase"
 
     def __init__(
         self,
@@ -155,6 +158,7 @@ class Query:
 
     def matcher(
         self,
+        *,
         state: bytes | None = None,
         on_matches: Callable[[list[Result]], object] | None = None,
     ) -> Matcher:
@@ -182,7 +186,7 @@ class Query:
         warn_gaps([self.plan], events, self.fields, rejected)
         return RunResult(matches, rejected)
 
-    def run(self, events: Any) -> list[Match]:
+    def run(self, events: Any) -> list[Match]:  # type: ignore[override]  # collapsed: run_collapsed
         """All matches over a finite input, ordered by last event, then first event.
         Rejected events are counted in a :class:`RejectedEventsWarning`;
         :meth:`run_detailed` returns them with their reasons."""

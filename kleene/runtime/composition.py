@@ -40,6 +40,7 @@ from kleene.events import EventBatch, EventFields, read_batch, read_time
 from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
 from kleene.runtime.config import MatcherConfig
+from kleene.runtime.contract import StreamMatcher
 from kleene.runtime.limits import match_limit
 from kleene.runtime.matcher import Matcher
 from kleene.times import micros_to_datetime
@@ -175,7 +176,7 @@ class _ProgramState:
         return st
 
 
-class ProgramMatcher:
+class ProgramMatcher(StreamMatcher[Match]):
     """Evaluates a program over a stream pushed in time order (no allowed lateness)."""
 
     def __init__(
@@ -191,7 +192,7 @@ class ProgramMatcher:
         # the last statement's matches go to on_matches as its matchers find them
         self.on_matches = on_matches
         self.limit = self.statements[-1].branches[0][1].max_matches
-        self.reported = 0  # the program's matches since this matcher was created
+        self._reported = 0  # the program's matches since this matcher was created
         last = len(self.statements) - 1
         self.matchers = [
             [
@@ -214,15 +215,15 @@ class ProgramMatcher:
     def fingerprint(self) -> bytes:
         """What this program's state means: each statement's name, the definitions it
         uses and the fingerprints of its branches."""
-        return snapshot.digest(
+        return snapshot.kind_fingerprint(
+            snapshot.PROGRAM,
             [
-                "program",
                 [
                     [s.name, s.uses, [m.fingerprint.hex() for m in ms]]
                     for s, ms in zip(self.statements, self.matchers, strict=True)
                 ],
                 [self.fields.type_field, self.fields.time_field, self.fields.id_field],
-            ]
+            ],
         )
 
     # --- public API ---------------------------------------------------------------
@@ -266,6 +267,11 @@ class ProgramMatcher:
         """The most events any one statement rejected (each statement reads every raw
         event, so this counts the raw events rejected by the strictest)."""
         return max((m.rejected_count for ms in self.matchers for m in ms), default=0)
+
+    @property
+    def reported(self) -> int:
+        """The program's matches since this matcher was created or resumed."""
+        return self._reported
 
     def snapshot(self) -> bytes:
         """The program's whole state in the snapshot format (docs/architecture.md);
@@ -338,13 +344,13 @@ class ProgramMatcher:
         """The program's new matches: counted against ``max_matches``, handed to
         ``on_matches`` when there is one (then none are returned)."""
         limit = self.limit
-        if limit is not None and self.reported + len(matches) > limit:
-            keep = matches[: limit - self.reported]
-            self.reported = limit
+        if limit is not None and self._reported + len(matches) > limit:
+            keep = matches[: limit - self._reported]
+            self._reported = limit
             if self.on_matches is not None and keep:
                 self.on_matches(keep)
             raise match_limit(limit)
-        self.reported += len(matches)
+        self._reported += len(matches)
         if self.on_matches is not None and matches:
             self.on_matches(matches)
             return []

@@ -35,6 +35,7 @@ from kleene.runtime.admission import Admission
 from kleene.runtime.choice import make_core
 from kleene.runtime.clock import StreamClock
 from kleene.runtime.config import MatcherConfig
+from kleene.runtime.contract import StreamMatcher
 from kleene.runtime.core import Admitted, Context
 from kleene.runtime.decide import Decisions
 from kleene.runtime.formatting import Formatter
@@ -45,7 +46,7 @@ SWEEP_EVERY = 4096
 NEVER = float("inf")
 
 
-class Matcher:
+class Matcher(StreamMatcher[Result]):
     """Evaluates one compiled query over a stream pushed to it in time order."""
 
     def __init__(

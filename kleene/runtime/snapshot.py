@@ -153,7 +153,6 @@ def fingerprint(plan: Plan, config: MatcherConfig) -> bytes:
 def _fingerprint(plan: Plan, config: MatcherConfig) -> bytes:
     fields = config.fields
     facts = [
-        VERSION,
         plan.canonical,
         plan.strategy.value,
         plan.output.value,
@@ -163,7 +162,7 @@ def _fingerprint(plan: Plan, config: MatcherConfig) -> bytes:
         repr(float(config.allowed_lateness)),
         [fields.type_field, fields.time_field, fields.id_field],
     ]
-    return digest(facts)
+    return kind_fingerprint(QUERY, facts)
 
 
 def kind_fingerprint(kind: bytes, facts: list[Any]) -> bytes:

@@ -64,7 +64,7 @@ def test_snapshot_and_resume():
     p = kleene.compile_program(RISES)
     m = p.matcher()
     first = m.push(events[:3])
-    resumed = p.matcher(m.snapshot())
+    resumed = p.matcher(state=m.snapshot())
     rest = resumed.push(events[3:]) + resumed.flush()
     assert id_sets(first + rest) == id_sets(p.run(events))
 
@@ -192,7 +192,7 @@ def test_a_union_match_waiting_for_an_earlier_branch_survives_a_snapshot():
     p = kleene.compile_program(LATE_FIRST)
     m = p.matcher()
     assert m.push(LATE_EVENTS) == []  # (e0, e1) of the second branch waits for the first
-    resumed = p.matcher(m.snapshot())
+    resumed = p.matcher(state=m.snapshot())
     found = _values(resumed.flush())
     assert set(found) == set(_values(p.run(LATE_EVENTS)))
     assert all(values == {} for values in found.values())
@@ -251,7 +251,7 @@ def _held_tree(change):
 def test_a_crafted_held_union_match_is_refused_on_load(change, why):
     p, crafted = _held_tree(change)
     with pytest.raises(SnapshotError, match=why):
-        p.matcher(crafted)
+        p.matcher(state=crafted)
 
 
 def test_a_union_waits_for_an_earlier_branch_on_the_backtrack_engine():

@@ -141,7 +141,7 @@ def test_program_resume_equals_an_uninterrupted_run(
         for k in range(0, len(events), step):
             found += m.push(events[k : k + step])
             if resume:
-                m = program.matcher(m.snapshot())
+                m = program.matcher(state=m.snapshot())
         results.append(comparable(found + m.flush()))
     assert results[0] == results[1]
 
@@ -282,10 +282,10 @@ def test_a_version_1_snapshot_with_dewey_labelled_pointers_is_refused() -> None:
 def test_a_program_snapshot_is_not_a_query_snapshot() -> None:
     program = kleene.compile_program(f"{QUERY}\nUNION\n{QUERY.replace('[x]', '[y]')}")
     q, data = _small()
-    with pytest.raises(SnapshotError, match="from a program, not from a query"):
+    with pytest.raises(SnapshotError, match=r"from a SASE\+ program, not from a SASE\+ query"):
         q.matcher(state=program.matcher().snapshot())
-    with pytest.raises(SnapshotError, match="from a query, not from a program"):
-        program.matcher(data)
+    with pytest.raises(SnapshotError, match=r"from a SASE\+ query, not from a SASE\+ program"):
+        program.matcher(state=data)
 
 
 def test_not_bytes_is_refused() -> None:
