@@ -30,7 +30,7 @@ from typing import Any
 
 from kleene.lang import ast
 from kleene.times import time_unit_seconds
-from kleene.tpstream.syntax import Duration, Summary, TemporalQueryText, parse
+from kleene.lang.tpstream import Duration, Summary, TemporalQueryText, parse
 
 
 class _NoValue(Exception):

@@ -28,7 +28,7 @@ from kleene.tpstream.plan import (
     SymbolPlan,
     TemporalPlan,
 )
-from kleene.tpstream.syntax import (
+from kleene.lang.tpstream import (
     Duration,
     RelationText,
     SituationDefinition,
