@@ -18,7 +18,10 @@ error (printed with line, column and a caret, no traceback); 1 a failure while r
 installed).
 
 The package holds one module per job: ``_args`` the argument parser, ``_common`` the
-exit codes, :class:`CliError` and the path checks, ``_query`` reading query files,
+exit codes, :class:`CliError` and the path checks, ``_query`` reading query files (their
+kind told by the registry, :mod:`kleene.kinds`), ``_flags`` the one check of the flags
+against the kind, ``_kinds`` what a kind's command-line part holds (its ``Kind.cli``
+entry: ``_sase``, ``_interval``, ``_ses``, ``_tpstream``),
 ``_run``/``_spark``/``_summary`` the ``run`` command, ``_explain`` and ``_generate``
 the other two. This module parses the arguments, dispatches, and turns errors into
 messages and exit codes.
