@@ -57,7 +57,7 @@ class Kind:
     recognises: Callable[[Lead], bool] | None = None
     #: the snapshot tag of its matchers' state (:mod:`kleene.runtime.snapshot`)
     snapshot_tag: bytes = b""
-    #: the command-line part (:class:`kleene.cli._kinds.CliPart`; None: the defaults)
+    #: the command-line part (:class:`kleene.cli.CliPart`; None: its defaults)
     cli: Part = None
     #: the Spark part (:mod:`kleene.spark`)
     spark: Part = None
@@ -248,7 +248,13 @@ register(
     )
 )
 register(
-    Kind("sase", "SASE+ query", "kleene.query:Query", snapshot_tag=b"Q", cli="kleene.cli._sase:SASE")
+    Kind(
+        "sase",
+        "SASE+ query",
+        "kleene.query:Query",
+        snapshot_tag=b"Q",
+        cli="kleene.cli._sase:SASE",
+    )
 )
 register(
     Kind(

@@ -48,6 +48,7 @@ from kleene.cli._args import (
 from kleene.cli._common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from kleene.cli._explain import cmd_explain, picture_paths
 from kleene.cli._generate import cmd_generate
+from kleene.cli._kinds import CliPart
 from kleene.cli._query import load_query
 from kleene.cli._run import cmd_run
 from kleene.cli._summary import RunStats, summary_table
@@ -64,6 +65,7 @@ __all__ = [
     "RESULT_FORMATS",
     "STRATEGIES",
     "CliError",
+    "CliPart",
     "RunStats",
     "build_parser",
     "cmd_explain",

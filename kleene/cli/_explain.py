@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+
 from rich.console import Console
 
 from kleene.cli._common import EXIT_OK, EXIT_USAGE, CliError, refuse_overwrites

@@ -120,9 +120,9 @@ def compile_options(kind: Kind, args: argparse.Namespace) -> dict[str, Any]:
             if flag.given(value):
                 raise CliError(refusal(kind, flag, value, args.time), EXIT_USAGE)
             continue
-        if flag.option is not None and (flag.given(value) or flag.passes_default):
-            if value is not None:
-                options[flag.option] = flag.to_option(value)
+        passed = flag.given(value) or (flag.passes_default and value is not None)
+        if flag.option is not None and passed:
+            options[flag.option] = flag.to_option(value)
     return options
 
 
@@ -130,7 +130,9 @@ def refusal(kind: Kind, flag: Flag, value: Any, time: str) -> str:
     """Why ``flag`` is refused for ``kind``, and which kinds take it (with the ``--time``
     they need when it is not ``time``)."""
     note = part_of(kind).notes.get(flag.name)
-    message = f"{flag.shown(value)} does not apply to {kind.a_title}" + (f": {note}" if note else "")
+    message = f"{flag.shown(value)} does not apply to {kind.a_title}"
+    if note:
+        message += f": {note}"
     by_time: dict[str, list[str]] = {}
     for other in kinds.kinds():
         if other is not kind and takes(other, flag):

@@ -67,4 +67,3 @@ def part_of(kind: Kind) -> CliPart:
     if not isinstance(part, CliPart):
         raise TypeError(f"the cli part of kind {kind.name!r} is not a CliPart: {part!r}")
     return part
-

@@ -110,12 +110,14 @@ def test_an_empty_parquet_result_has_the_confidence_column(
         (
             ("--u-max", "3"),
             2,
-            "--u-max does not apply to a SASE+ query; it applies to a query over interval events (--time interval)",
+            "--u-max does not apply to a SASE+ query; it applies to a query over interval "
+            "events (--time interval)",
         ),
         (
             ("--engine", "events"),
             2,
-            "--engine events does not apply to a SASE+ query; it applies to a query over interval events (--time interval)",
+            "--engine events does not apply to a SASE+ query; it applies to a query over "
+            "interval events (--time interval)",
         ),
         (("--time", "interval", "--lower-field", "lo"), 1, "'lo'"),
         (("--time", "interval", "--allowed-lateness", "3"), 2, "--allowed-lateness does not"),
