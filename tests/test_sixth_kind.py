@@ -171,6 +171,12 @@ EVENTS = [
 ECHOED = [1, 3, 5, 6]
 
 
+def _echo(text: str, **options: Any) -> EchoQuery:
+    query = kleene.compile(text, **options)
+    assert isinstance(query, EchoQuery)
+    return query
+
+
 def _ids(matches: list[EchoMatch]) -> list[Any]:
     return [m.ids()["e"][0] for m in matches]
 
@@ -178,8 +184,8 @@ def _ids(matches: list[EchoMatch]) -> list[Any]:
 def test_the_registry_tells_its_text_and_compiles_it(echo: kinds.Kind) -> None:
     assert kinds.kind_of_text("// a sixth kind\necho A") is echo
     assert kinds.kind_of_text("// ECHO A\nPATTERN SEQ(A a, B b) WITHIN 5").name == "sase"
-    query = kleene.compile("ECHO A", type_field="type")
-    assert isinstance(query, EchoQuery) and kinds.kind_of(query) is echo
+    query = _echo("ECHO A", type_field="type")
+    assert kinds.kind_of(query) is echo
     assert echo.options() == ("type_field", "time_field", "id_field", "max_matches")
 
 
@@ -199,7 +205,7 @@ def test_an_unknown_option_is_refused_with_its_options(echo: kinds.Kind) -> None
 
 
 def test_run_and_run_detailed(echo: kinds.Kind) -> None:
-    query = kleene.compile("ECHO A")
+    query = _echo("ECHO A")
     with pytest.warns(kleene.RejectedEventsWarning):
         assert _ids(query.run(EVENTS)) == ECHOED
     result = query.run_detailed(EVENTS)
@@ -211,9 +217,9 @@ def test_run_and_run_detailed(echo: kinds.Kind) -> None:
 
 @pytest.mark.parametrize("chunk", [1, 2, 4])
 def test_a_matcher_in_chunks_equals_the_run(echo: kinds.Kind, chunk: int) -> None:
-    query = kleene.compile("ECHO A")
+    query = _echo("ECHO A")
     matcher = query.matcher()
-    found = []
+    found: list[EchoMatch] = []
     for start in range(0, len(EVENTS), chunk):
         found += matcher.push(EVENTS[start : start + chunk])
     found += matcher.flush()
@@ -223,7 +229,7 @@ def test_a_matcher_in_chunks_equals_the_run(echo: kinds.Kind, chunk: int) -> Non
 
 @pytest.mark.parametrize("cut", range(len(EVENTS) + 1))
 def test_snapshot_and_resume_equals_uninterrupted(echo: kinds.Kind, cut: int) -> None:
-    query = kleene.compile("ECHO A")
+    query = _echo("ECHO A")
     first = query.matcher()
     before = first.push(EVENTS[:cut])
     state = first.snapshot()
@@ -232,11 +238,11 @@ def test_snapshot_and_resume_equals_uninterrupted(echo: kinds.Kind, cut: int) ->
     assert _ids(before + after) == ECHOED
     assert resumed.rejected_count == 1
     with pytest.raises(SnapshotError, match="another query"):
-        kleene.compile("ECHO B").matcher(state=state)
+        _echo("ECHO B").matcher(state=state)
 
 
 def test_max_matches_is_enforced_as_matches_come(echo: kinds.Kind) -> None:
-    query = kleene.compile("ECHO A", max_matches=2)
+    query = _echo("ECHO A", max_matches=2)
     taken: list[list[EchoMatch]] = []
     matcher = query.matcher(on_matches=taken.append)
     with pytest.raises(MatchLimitError, match="max_matches=2"):
