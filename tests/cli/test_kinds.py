@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -101,7 +103,7 @@ def test_a_refusal_names_the_kinds_that_take_the_flag_and_their_time(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     query = tmp_path / "q.tps"
-    query.write_text("FROM S DEFINE A AS S.x = 1 PATTERN A before A WITHIN 5\n")
+    query.write_text("FROM S DEFINE A AS S.x = 1, B AS S.x = 2 PATTERN A before B WITHIN 5\n")
     done = run_main(monkeypatch, "explain", query, "--strategy", "skip-till-any-match")
     assert done.code == 2
     assert done.stderr == (
@@ -131,7 +133,48 @@ def test_a_kind_refused_by_its_time_model_names_the_file(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     query = tmp_path / "q.tps"
-    query.write_text("FROM S DEFINE A AS S.x = 1 PATTERN A before A WITHIN 5\n")
+    query.write_text("FROM S DEFINE A AS S.x = 1, B AS S.x = 2 PATTERN A before B WITHIN 5\n")
     done = run_main(monkeypatch, "explain", query, "--time", "interval")
     assert done.code == 2
     assert f"{query}: this text is a TPStream query, which takes time=" in done.stderr
+
+
+SPARK_CASES = [
+    ("PATTERN SEQ(A a, B b) WITHIN 5", (), "Query"),
+    ("PATTERN SEQ(A a, B b) WITHIN 5", ("--time", "interval"), "IntervalQuery"),
+    ("PATTERN SEQ({A a, B b}, C c) WITHIN 5", (), "SesQuery"),
+    ("FROM S DEFINE A AS S.x = 1, B AS S.x = 2 PATTERN A before B WITHIN 5", (), "TemporalQuery"),
+]
+
+
+@pytest.mark.parametrize(("text", "extra", "cls"), SPARK_CASES)
+@pytest.mark.parametrize("columns", [["id", "type", "timestamp", "lower", "upper", "x"], ["id"]])
+def test_engine_spark_runs_the_kinds_spark_part(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    text: str,
+    extra: tuple[str, ...],
+    cls: str,
+    columns: list[str],
+) -> None:
+    """``--engine spark`` hands the query to its kind's runner, with the kind's check
+    of a DataFrame's columns (here a stand-in for the Spark pipeline)."""
+    import kleene.cli._spark
+
+    seen: list[object] = []
+
+    def pipeline(*args: object, check: Callable[[object], None]) -> None:
+        check(SimpleNamespace(columns=columns))
+        seen.append(args[1])
+
+    monkeypatch.setattr(kleene.cli._spark, "run_spark", pipeline)
+    query, data = tmp_path / "q.txt", tmp_path / "e.jsonl"
+    query.write_text(text)
+    data.write_text('{"id": 1, "type": "A", "timestamp": 1}\n')
+    out = tmp_path / "m.jsonl"
+    done = run_main(monkeypatch, "run", query, "-i", data, "-o", out, "--engine", "spark", *extra)
+    if len(columns) > 1 or cls == "TemporalQuery":  # TPStream rejects events one by one
+        assert done.code == 0, done.stderr
+        assert [type(q).__name__ for q in seen] == [cls]
+    else:
+        assert done.code == 1 and "type" in done.stderr and not seen
