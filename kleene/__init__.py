@@ -8,6 +8,7 @@ patterns (:mod:`kleene.kinds`).
 [{'a': (0,), 'b': (1,)}]
 """
 
+from kleene import kinds
 from kleene.api import compile
 from kleene.collapsed import CollapsedMatch
 from kleene.errors import (
@@ -65,5 +66,6 @@ __all__ = [
     "TemporalQuery",
     "compile",
     "compile_program",
+    "kinds",
 ]
 __version__ = "0.1.0"

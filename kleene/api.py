@@ -20,6 +20,10 @@ def compile(text: str, *, time: Literal["situation"], **options: Any) -> Tempora
 def compile(
     text: str, *, time: Literal["point"] = "point", **options: Any
 ) -> Query | Program | SesQuery | TemporalQuery: ...
+@overload
+def compile(
+    text: str, *, time: str, **options: Any
+) -> Query | Program | IntervalQuery | SesQuery | TemporalQuery: ...
 
 
 def compile(
@@ -45,6 +49,9 @@ def compile(
     * a TPStream query, whose first keyword is FROM (:class:`kleene.TemporalQuery`);
     * with ``time="interval"``, a SASE+ query over interval events
       (:class:`kleene.IntervalQuery` and its options).
+
+    A kind registered beside these (:func:`kleene.kinds.register`) compiles here too
+    (statically typed as the built-in kinds: narrow it with ``isinstance``).
 
     Raises QuerySyntaxError / QueryError, also for an option the text's kind does not
     take (the message lists the kind's options)."""

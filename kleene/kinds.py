@@ -57,7 +57,7 @@ class Kind:
     recognises: Callable[[Lead], bool] | None = None
     #: the snapshot tag of its matchers' state (:mod:`kleene.runtime.snapshot`)
     snapshot_tag: bytes = b""
-    #: the command-line part (:class:`kleene.cli._kinds.QueryKind`)
+    #: the command-line part (:class:`kleene.cli.CliPart`; None: its defaults)
     cli: Part = None
     #: the Spark part (:mod:`kleene.spark`)
     spark: Part = None
@@ -70,6 +70,11 @@ class Kind:
             module, _, attribute = part.partition(":")
             return getattr(import_module(module), attribute)
         return part
+
+    @property
+    def a_title(self) -> str:
+        """The title with its article: "a TPStream query", "an event-set pattern"."""
+        return ("an " if self.title[:1].lower() in "aeiou" else "a ") + self.title
 
     @property
     def query_class(self) -> type:
@@ -150,18 +155,18 @@ def kind_of_text(text: str, time: str = "point") -> Kind:
         if kind.recognises is not None and kind.recognises(lead):
             if time not in kind.times:
                 raise QueryError(
-                    f"this text is a {kind.title}, which takes time="
+                    f"this text is {kind.a_title}, which takes time="
                     f"{' or '.join(map(repr, kind.times))}, not time={time!r}"
                 )
             return kind
     for kind in kinds():
         if kind.recognises is None and time in kind.times:
             return kind
-    raise QueryError(f"time={time!r} takes only a {_title_of_time(time)}")
+    raise QueryError(f"time={time!r} takes only {_title_of_time(time)}")
 
 
 def _title_of_time(time: str) -> str:
-    return " or a ".join(k.title for k in _KINDS.values() if time in k.times)
+    return " or ".join(k.a_title for k in _KINDS.values() if time in k.times)
 
 
 def kind_of(query: object) -> Kind | None:
@@ -184,7 +189,7 @@ def check_options(kind: Kind, options: dict[str, Any]) -> None:
         others = [k.title for k in _KINDS.values() if k is not kind and name in k.options()]
         elsewhere = f" (an option of the {' and the '.join(others)})" if others else ""
         raise QueryError(
-            f"{name!r} is not an option of a {kind.title}{elsewhere}; its options: "
+            f"{name!r} is not an option of {kind.a_title}{elsewhere}; its options: "
             f"{', '.join(allowed)}"
         )
 
@@ -219,7 +224,7 @@ register(
         times=("point", "situation"),
         recognises=_is_tpstream,
         snapshot_tag=b"T",
-        cli="kleene.cli._tpstream:TPSTREAM_KIND",
+        cli="kleene.cli._tpstream:TPSTREAM",
     )
 )
 register(
@@ -229,7 +234,7 @@ register(
         "kleene.eventsets.query:SesQuery",
         recognises=_is_eventset,
         snapshot_tag=b"S",
-        cli="kleene.cli._ses:SES_KIND",
+        cli="kleene.cli._ses:EVENTSET",
     )
 )
 register(
@@ -239,9 +244,18 @@ register(
         "kleene.program:Program",
         recognises=_is_program,
         snapshot_tag=b"P",
+        cli="kleene.cli._sase:PROGRAM",
     )
 )
-register(Kind("sase", "SASE+ query", "kleene.query:Query", snapshot_tag=b"Q"))
+register(
+    Kind(
+        "sase",
+        "SASE+ query",
+        "kleene.query:Query",
+        snapshot_tag=b"Q",
+        cli="kleene.cli._sase:SASE",
+    )
+)
 register(
     Kind(
         "interval",
@@ -249,5 +263,6 @@ register(
         "kleene.imprecise.query:IntervalQuery",
         times=("interval",),
         snapshot_tag=b"I",
+        cli="kleene.cli._interval:INTERVAL",
     )
 )

@@ -111,3 +111,64 @@ def test_kind_of_a_compiled_query() -> None:
 def test_every_kind_has_its_own_snapshot_tag() -> None:
     tags = [k.snapshot_tag for k in kinds.kinds()]
     assert len(tags) == len(set(tags)) and all(tags)
+
+
+def test_titles_with_their_article() -> None:
+    assert kinds.get("eventset").a_title == "an event-set pattern"
+    assert kinds.get("tpstream").a_title == "a TPStream query"
+    with pytest.raises(QueryError, match="'bogus' is not an option of an event-set pattern"):
+        kleene.compile(EVENTSET, bogus=1)
+
+
+def test_the_package_exports_every_kinds_query_class_and_the_registry() -> None:
+    assert kleene.__all__ == sorted(kleene.__all__)
+    assert kleene.kinds is kinds and "kinds" in kleene.__all__
+    for kind in kinds.kinds():
+        cls = kind.query_class
+        assert getattr(kleene, cls.__name__) is cls and cls.__name__ in kleene.__all__
+
+
+def test_is_ses_is_the_registrys_word() -> None:
+    from kleene.lang import is_ses
+
+    assert is_ses(EVENTSET) and is_ses("// {\n" + EVENTSET)
+    assert is_ses("PATTERN SEQ({A a}, B b WITHIN 5")  # broken: its parser says so
+    assert not is_ses(SASE) and not is_ses("PATTERN SEQ(A a, B b) WHERE a.s = '{'")
+
+
+def test_the_tpstream_front_end_lives_beside_the_sase_one() -> None:
+    import tomllib
+    from fnmatch import fnmatch
+    from importlib import resources
+    from pathlib import Path
+
+    from kleene.lang import parse_tpstream
+
+    assert parse_tpstream(TPSTREAM).stream == "S"
+    lang = resources.files("kleene.lang")
+    assert lang.joinpath("tpstream.lark").is_file() and lang.joinpath("grammar.lark").is_file()
+    root = Path(kleene.__file__).parent
+    assert not list((root / "tpstream").glob("*.lark"))
+    project = tomllib.loads((root.parent / "pyproject.toml").read_text())
+    shipped = project["tool"]["setuptools"]["package-data"]["kleene"]
+    assert any(fnmatch("lang/tpstream.lark", pattern) for pattern in shipped)
+
+
+# text detection outside the registry: left only where other work replaces it (the Spark
+# layer; SesQuery.accepts, which asks the registry through kleene.lang.is_ses)
+_DETECTION = ("Lead.of(", "is_tpstream(", "is_ses(", ".single is None:", 'time == "interval"')
+_STILL = {"kinds.py", "lang/__init__.py", "eventsets/query.py"}
+
+
+def test_only_the_registry_tells_a_texts_kind() -> None:
+    from pathlib import Path
+
+    root = Path(kleene.__file__).parent
+    found = [
+        f"{path.relative_to(root)}: {needle}"
+        for path in sorted(root.rglob("*.py"))
+        if str(path.relative_to(root)) not in _STILL and "spark" not in path.relative_to(root).parts
+        for needle in _DETECTION
+        if needle in path.read_text()
+    ]
+    assert not found

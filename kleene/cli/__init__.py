@@ -18,7 +18,10 @@ error (printed with line, column and a caret, no traceback); 1 a failure while r
 installed).
 
 The package holds one module per job: ``_args`` the argument parser, ``_common`` the
-exit codes, :class:`CliError` and the path checks, ``_query`` reading query files,
+exit codes, :class:`CliError` and the path checks, ``_query`` reading query files (their
+kind told by the registry, :mod:`kleene.kinds`), ``_flags`` the one check of the flags
+against the kind, ``_kinds`` what a kind's command-line part holds (its ``Kind.cli``
+entry: ``_sase``, ``_interval``, ``_ses``, ``_tpstream``),
 ``_run``/``_spark``/``_summary`` the ``run`` command, ``_explain`` and ``_generate``
 the other two. This module parses the arguments, dispatches, and turns errors into
 messages and exit codes.
@@ -45,6 +48,7 @@ from kleene.cli._args import (
 from kleene.cli._common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
 from kleene.cli._explain import cmd_explain, picture_paths
 from kleene.cli._generate import cmd_generate
+from kleene.cli._kinds import CliPart
 from kleene.cli._query import load_query
 from kleene.cli._run import cmd_run
 from kleene.cli._summary import RunStats, summary_table
@@ -61,6 +65,7 @@ __all__ = [
     "RESULT_FORMATS",
     "STRATEGIES",
     "CliError",
+    "CliPart",
     "RunStats",
     "build_parser",
     "cmd_explain",

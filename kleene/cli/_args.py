@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from kleene import kinds
 from kleene.io import Format
 from kleene.runtime.limits import DEFAULT_MAX_RUNS
 from kleene.times import TIME_UNITS
@@ -266,10 +267,10 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
 def _add_query_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--time",
-        choices=("point", "interval"),
+        choices=kinds.time_models(),
         default="point",
-        help="point: events occur at their time; interval: at an unknown instant of an "
-        "uncertainty interval (VLDB 2010)",
+        help="the events' time model (kleene.kinds): point: events occur at their time; "
+        "interval: at an unknown instant of an uncertainty interval (VLDB 2010)",
     )
     parser.add_argument("--lower-field", default="lower", help="--time interval: lower bound")
     parser.add_argument("--upper-field", default="upper", help="--time interval: upper bound")

@@ -6,78 +6,50 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from kleene.cli._common import EXIT_OK, EXIT_USAGE, CliError, refuse_overwrites
-from kleene.cli._kinds import kind_of
-from kleene.cli._query import load_query
-from kleene.imprecise import IntervalQuery
+from kleene.cli._query import Loaded, load_query
 from kleene.io import is_stdio
-
-if TYPE_CHECKING:
-    from kleene.program import Program
-    from kleene.query import Query
 
 
 def cmd_explain(args: argparse.Namespace, out: Console) -> int:
     """Print each file's compiled plan (a header names the file when there are several);
-    with ``--png``, draw every automaton: one per query, one per statement of a program."""
+    with ``--png``, draw each query as its kind draws it (a SASE+ query its automaton,
+    a program one automaton per statement, a TPStream query its time line)."""
     loaded = [(path, load_query(path, args)) for path in args.query_files]
     for number, (path, query) in enumerate(loaded):
         if len(loaded) > 1:
             out.print(("\n" if number else "") + f"# {path}", markup=False, highlight=False)
-        out.print(query.explain(), markup=False, highlight=False, soft_wrap=True)
-    if args.png and args.time == "interval":
-        raise CliError("--png draws the automata of point queries, not --time interval", EXIT_USAGE)
+        out.print(query.query.explain(), markup=False, highlight=False, soft_wrap=True)
     if args.png:
-        drawings = [
-            (path, label, statement)
-            for path, query in loaded
-            if not isinstance(query, IntervalQuery)
-            for label, statement in _statements(query)
-        ]
-        stems = [("stdin" if is_stdio(p) else Path(p).stem, label) for p, label, _ in drawings]
-        targets = picture_paths(args.png, stems)
-        refuse_overwrites(
-            [("query file", str(p)) for p, _, _ in drawings], [("--png", str(t)) for t in targets]
-        )
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError as exc:
-            raise CliError(
-                "drawing the automaton needs matplotlib: pip install 'kleene[bench]'"
-            ) from exc
-        from kleene.io.automaton import diagram_from_query, draw_png
-
-        for (path, label, statement), target in zip(drawings, targets, strict=True):
-            title = ("stdin" if is_stdio(path) else Path(path).name) + (
-                f" · {label}" if label else ""
-            )
-            kind = kind_of(statement)
-            if kind is not None and kind.draw is not None:
-                drawn = kind.draw(statement, target, title)
-                out.print(f"pattern drawn to {drawn}", markup=False, highlight=False)
-                continue
-            drawn = draw_png(diagram_from_query(statement, title=title), target)
-            out.print(f"automaton drawn to {drawn}", markup=False, highlight=False)
+        _draw(args.png, loaded, out)
     return EXIT_OK
 
 
-def _statements(query: Query | Program) -> list[tuple[str | None, Query]]:
-    """The queries to draw, each with its label: none for a single query; for a program,
-    the DEFINE name or ``returned``, with ``-2``, ``-3``... for further UNION branches."""
-    from kleene.program import Program
-
-    if not isinstance(query, Program):
-        return [(None, query)]
-    groups = [*query.definitions.items(), ("returned", query.queries)]
-    return [
-        (name if k == 0 else f"{name}-{k + 1}", branch)
-        for name, branches in groups
-        for k, branch in enumerate(branches)
+def _draw(png: str, loaded: list[tuple[str, Loaded]], out: Console) -> None:
+    """Draw every query to its picture (:func:`picture_paths`); the kinds of the
+    queries all draw (``--png`` is refused for the others when they are loaded)."""
+    drawings = [
+        (path, label, statement, query.part)
+        for path, query in loaded
+        for label, statement in query.part.statements(query.query)
     ]
+    stems = [("stdin" if is_stdio(p) else Path(p).stem, label) for p, label, _, _ in drawings]
+    targets = picture_paths(png, stems)
+    refuse_overwrites(
+        [("query file", str(p)) for p, _, _, _ in drawings], [("--png", str(t)) for t in targets]
+    )
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise CliError("drawing needs matplotlib: pip install 'kleene[bench]'") from exc
+    for (path, label, statement, part), target in zip(drawings, targets, strict=True):
+        title = ("stdin" if is_stdio(path) else Path(path).name) + (f" · {label}" if label else "")
+        assert part.draw is not None  # the flags' check: only kinds that draw take --png
+        drawn = part.draw(statement, target, title)
+        out.print(f"{part.drawing} drawn to {drawn}", markup=False, highlight=False)
 
 
 def picture_paths(target: str, drawings: Sequence[tuple[str, str | None]]) -> list[Path]:

@@ -1,71 +1,48 @@
-"""The ``--time interval`` options of ``kleene run`` and ``kleene explain``: events with
-uncertainty intervals (kleene.imprecise), compiled by ``kleene.compile(...,
-time="interval")``."""
+"""Queries over interval events (``--time interval``, :mod:`kleene.imprecise`) on the
+command line: their framework in the run summary, their match records (with
+``confidence``), why ``--allowed-lateness`` does not apply and how ``--engine spark``
+runs them."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from kleene.cli._args import CLI_MAX_MATCHES, INTERVAL_ENGINES
-from kleene.cli._common import EXIT_USAGE, CliError
-from kleene.runtime.limits import DEFAULT_MAX_RUNS
-
-_POINT_FIELDS = ("type_field", "time_field", "id_field", "time_unit")
-
-
-def interval_options(args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:
-    """The options of ``kleene.compile(..., time="interval")`` from the command line;
-    ``fields`` are those the command passes a point query (the ones that apply kept)."""
-    engine = getattr(args, "engine", None)  # local and spark: the framework by "auto"
-    if args.non_overlap:
-        raise CliError("--non-overlap does not apply to --time interval", EXIT_USAGE)
-    if fields.get("allowed_lateness"):
-        raise CliError(
-            "--allowed-lateness does not apply to --time interval: the arrival order of "
-            "interval events is checked against their bounds (VLDB 2010, section 2.2)",
-            EXIT_USAGE,
-        )
-    limits = [
-        option
-        for option, given, default in (
-            ("--max-runs", getattr(args, "max_runs", None), DEFAULT_MAX_RUNS),
-            ("--max-matches", getattr(args, "max_matches", None), CLI_MAX_MATCHES),
-        )
-        if given not in (None, default)
-    ]
-    if limits:
-        raise CliError(
-            f"{' and '.join(limits)} do not apply to --time interval yet: the interval "
-            "frameworks have no run or match limit",
-            EXIT_USAGE,
-        )
-    options = {k: v for k, v in fields.items() if k in _POINT_FIELDS and v is not None}
-    options.update(
-        engine=engine if engine in INTERVAL_ENGINES else "auto",
-        lower_field=args.lower_field,
-        upper_field=args.upper_field,
-        uncertainty=args.uncertainty,
-        u_max=args.u_max,
-        confidence=args.confidence,
-    )
-    if args.strategy:
-        options["strategy"] = args.strategy
-    return options
+from kleene.cli._kinds import CliPart
+from kleene.imprecise.query import IntervalQuery
+from kleene.io.schema import INTERVAL_KEYS
+from kleene.runtime.ingest import check_column_names
 
 
-def check_point_options(args: argparse.Namespace) -> None:
-    """Refuse the interval options on a point query."""
-    given = [
-        option
-        for option, value in (
-            ("--uncertainty", args.uncertainty),
-            ("--u-max", args.u_max),
-            ("--confidence", args.confidence),
-        )
-        if value is not None
-    ]
-    if getattr(args, "engine", None) in INTERVAL_ENGINES:
-        given.append(f"--engine {args.engine}")
-    if given:
-        raise CliError(f"{given[0]} needs --time interval", EXIT_USAGE)
+def engine_text(query: IntervalQuery) -> str:
+    return f"interval events, {query.engine_option}"
+
+
+def run_on_spark(
+    args: argparse.Namespace,
+    query: IntervalQuery,
+    fmt: Any,
+    matches: Any,
+    rejected: Any,
+    stats: Any,
+) -> None:
+    """``--engine spark``: :func:`kleene.spark.match` runs the interval frameworks."""
+    from kleene.cli._spark import run_spark
+
+    def check(frame: Any) -> None:
+        check_column_names([query.plan], frame.columns, query.column_fields())
+
+    run_spark(args, query, fmt, matches, rejected, stats, check=check)
+
+
+INTERVAL = CliPart(
+    engine_text=engine_text,
+    output_keys=INTERVAL_KEYS,
+    # OUTPUT NON-OVERLAP is a SASE+ output; an interval query's output is its results
+    refuses=frozenset({"--non-overlap"}),
+    notes={
+        "--allowed-lateness": "the arrival order of interval events is checked against "
+        "their bounds (VLDB 2010, section 2.2)",
+    },
+    spark=run_on_spark,
+)

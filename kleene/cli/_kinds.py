@@ -1,74 +1,69 @@
-"""Kinds of query the CLI runs beside the point queries of :mod:`kleene.query`.
+"""The command-line part of a kind of query: the :attr:`kleene.kinds.Kind.cli` entry.
 
-A kind registers how ``kleene run`` and ``kleene explain`` compile its text (from the
-command's options), what its match records hold and how ``--engine spark`` runs it; the
-run path then needs no test of the query's class. The compiled query speaks the small
-protocol :class:`RunnableQuery` (the one :class:`kleene.Query` speaks too).
+``kleene run`` and ``kleene explain`` tell a text's kind with
+:func:`kleene.kinds.kind_of_text` and then ask only this part (and the kind's compile
+options, :mod:`kleene.cli._flags`), so the shared command code has no test of a query's
+class or text. A kind without a part gets :data:`DEFAULT`: its matches written as match
+records, the local engine only, nothing to draw.
 """
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from kleene.io.schema import MATCH_KEYS
+from kleene.kinds import Kind
 
-
-class PushMatcher(Protocol):
-    def push(self, events: Any) -> Any: ...
-    def flush(self) -> Any: ...
-    def take_rejected(self) -> Any: ...
-
-
-class RunnableQuery(Protocol):
-    """What the run path asks of a compiled query."""
-
-    @property
-    def variables(self) -> tuple[str, ...]: ...
-    @property
-    def partition_attributes(self) -> tuple[str, ...]: ...
-    def check_columns(self, events: Any) -> None: ...
-    def matcher(
-        self, state: bytes | None = None, on_matches: Callable[[list[Any]], object] | None = None
-    ) -> PushMatcher: ...
-    def explain(self) -> str: ...
-
-
-#: compiles the text with the command's arguments and fields (time_field, ...)
-Compiler = Callable[[str, argparse.Namespace, dict[str, Any]], Any]
 #: runs a compiled query on Spark: (args, query, input format, match sink, rejected
-#: sink, stats), as :func:`kleene.cli._spark.run_spark` does for point queries
+#: sink, stats), as :func:`kleene.cli._spark.run_spark` does
 SparkRunner = Callable[..., None]
+#: ``kleene explain --png``: draws a query to a path with a title; the path drawn
+Drawer = Callable[[Any, Path, str], Path]
+#: the queries a compiled query is drawn as, each with its label (None: no label)
+Statements = Callable[[Any], list[tuple[str | None, Any]]]
+
+
+def _no_engine_text(query: Any) -> str | None:
+    return None
+
+
+def _itself(query: Any) -> list[tuple[str | None, Any]]:
+    return [(None, query)]
 
 
 @dataclass(frozen=True)
-class QueryKind:
-    """One kind of query: how to spot its text, compile it and describe its run."""
+class CliPart:
+    """What the command line needs of one kind beyond its compile options."""
 
-    name: str
-    query_type: type
-    detects: Callable[[str], bool]
-    compile: Compiler
-    engine_text: Callable[[Any], str]
+    #: what the run summary says of the local engine ("event sets, automaton, ...")
+    engine_text: Callable[[Any], str | None] = _no_engine_text
+    #: the keys of its match records: the columns of an empty match file
     output_keys: Sequence[str] = MATCH_KEYS
+    #: flags refused although the kind has the option they set (it means another thing)
+    refuses: frozenset[str] = frozenset()
+    #: why a flag does not apply to the kind, told with its refusal
+    notes: Mapping[str, str] = field(default_factory=dict)
+    #: how ``--engine spark`` runs it; None: on the local engine only
     spark: SparkRunner | None = None
-    #: ``kleene explain --png``: draws the compiled query to a path with a title
-    draw: Callable[[Any, Path, str], Path] | None = None
+    #: how ``kleene explain --png`` draws it; None: ``--png`` is refused
+    draw: Drawer | None = None
+    #: the word for what is drawn ("automaton drawn to ...")
+    drawing: str = "automaton"
+    #: the queries drawn for one compiled query (a program: one per statement)
+    statements: Statements = _itself
 
 
-KINDS: list[QueryKind] = []
+DEFAULT = CliPart()
 
 
-def register(kind: QueryKind) -> None:
-    KINDS.append(kind)
-
-
-def kind_of_text(text: str) -> QueryKind | None:
-    return next((k for k in KINDS if k.detects(text)), None)
-
-
-def kind_of(query: object) -> QueryKind | None:
-    return next((k for k in KINDS if isinstance(query, k.query_type)), None)
+def part_of(kind: Kind) -> CliPart:
+    """The command-line part of ``kind`` (:data:`DEFAULT` when it has none)."""
+    part = kind.cli_part
+    if part is None:
+        return DEFAULT
+    if not isinstance(part, CliPart):
+        raise TypeError(f"the cli part of kind {kind.name!r} is not a CliPart: {part!r}")
+    return part

@@ -1,39 +1,50 @@
-"""Reading and compiling the query file a command is given."""
+"""Reading and compiling the query file a command is given: its kind told by the kind
+registry (:func:`kleene.kinds.kind_of_text`, from its tokens and ``--time``), its
+options from the command's flags (:mod:`kleene.cli._flags`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
+from kleene import kinds
 from kleene.cli._common import EXIT_USAGE, CliError, shown
-from kleene.cli._interval import check_point_options, interval_options
-from kleene.cli._kinds import kind_of_text, register
-from kleene.cli._ses import SES_KIND
-from kleene.cli._tpstream import TPSTREAM_KIND
+from kleene.cli._flags import compile_options
+from kleene.cli._kinds import CliPart, part_of
 from kleene.errors import QueryError
 from kleene.io import is_stdio
-
-if TYPE_CHECKING:
-    from kleene.program import Program
-    from kleene.query import Query
+from kleene.kinds import Kind
 
 T = TypeVar("T")
 
-register(SES_KIND)  # the kinds of query beside point and interval queries
-register(TPSTREAM_KIND)
+
+@dataclass(frozen=True)
+class Loaded:
+    """A compiled query file: its kind and its query."""
+
+    kind: Kind
+    query: Any
+
+    @property
+    def part(self) -> CliPart:
+        return part_of(self.kind)
 
 
-def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Any:
-    """Read and compile a query file (one query, or a program with DEFINE and UNION;
-    with ``--time interval``, a query over interval events; a query of a registered
-    kind, :mod:`kleene.cli._kinds`, such as an event-set pattern); query errors name
-    the file and show the caret."""
-    import kleene
-    from kleene.lang import parse_program
+def load_query(path: str, args: argparse.Namespace) -> Loaded:
+    """Read and compile a query file of any kind; a flag its kind does not take is a
+    usage error, and query errors name the file and show the caret."""
+    text = read_query(path)
+    kind = _compiled(path, text, lambda: kinds.kind_of_text(text, time=args.time))
+    options = compile_options(kind, args)
+    return Loaded(kind, _compiled(path, text, lambda: kind.compile(text, **options)))
 
+
+def read_query(path: str) -> str:
+    """The text of a query file (``-``: standard input)."""
     query_path = Path(path)
     if not is_stdio(path) and query_path.is_dir():
         raise CliError(f"the query file {path} is a directory")
@@ -41,42 +52,11 @@ def load_query(path: str, args: argparse.Namespace, **fields: Any) -> Any:
         raise CliError(f"query file not found: {path}")
     try:
         data = sys.stdin.buffer.read() if is_stdio(path) else query_path.read_bytes()
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CliError(f"{shown(path, 'standard input')}: the query is not UTF-8 text") from exc
     except OSError as exc:
         raise CliError(f"cannot read the query file {path}: {exc.strerror or exc}") from exc
-    if getattr(args, "match_windows", False) and (args.time == "interval" or kind_of_text(text)):
-        raise CliError("--match-windows applies to SASE+ queries over point events", EXIT_USAGE)
-    if args.time == "interval":
-        return _compiled(
-            path,
-            text,
-            lambda: kleene.compile(text, time="interval", **interval_options(args, fields)),
-        )
-    kind = kind_of_text(text)
-    if kind is not None:
-        return _compiled(path, text, lambda: kind.compile(text, args, fields))
-    check_point_options(args)
-    given = [o for o in ("algorithm", "preprocessing") if getattr(args, o, None)]
-    if given:
-        raise CliError(f"--{given[0]} applies to event-set patterns only", EXIT_USAGE)
-    options: dict[str, Any] = dict(fields)
-    if args.strategy:
-        options["strategy"] = args.strategy
-    if args.non_overlap:
-        options["output"] = "non_overlap"
-    if getattr(args, "match_windows", False):
-        options["match_windows"] = True
-
-    def compiled() -> Query | Program:
-        if parse_program(text).single is None:
-            if options.pop("match_windows", False):
-                raise CliError("--match-windows applies to one query, not a program", EXIT_USAGE)
-            return kleene.compile_program(text, **options)
-        return kleene.compile(text, **options)
-
-    return _compiled(path, text, compiled)
 
 
 def _compiled(path: str, text: str, compile_it: Callable[[], T]) -> T:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 from rich.progress import (
@@ -21,12 +20,10 @@ from rich.progress import (
 )
 
 from kleene.cli._common import EXIT_OK, EXIT_USAGE, CliError, refuse_overwrites, shown
-from kleene.cli._kinds import kind_of
-from kleene.cli._query import load_query
-from kleene.cli._spark import check_spark_input, run_spark
+from kleene.cli._query import Loaded, load_query
+from kleene.cli._spark import check_spark_input
 from kleene.cli._summary import RunStats, summary_table
 from kleene.errors import RunLimitError
-from kleene.imprecise import IntervalQuery
 from kleene.io import (
     Format,
     FormatError,
@@ -39,11 +36,6 @@ from kleene.io import (
     is_stdio,
     read_events,
 )
-from kleene.io.schema import INTERVAL_KEYS, MATCH_KEYS
-
-if TYPE_CHECKING:
-    from kleene.program import Program
-    from kleene.query import Query
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -57,20 +49,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         [("input", args.input), ("query file", args.query_file)],
         [("--output", args.output), ("--rejected", rejected_path)],
     )
-    fields = {
-        "time_field": args.time_field,
-        "type_field": args.type_field,
-        "id_field": args.id_field,
-    }
-    limits = {"max_runs": args.max_runs, "max_matches": args.max_matches or None}
-    query = load_query(
-        args.query_file,
-        args,
-        allowed_lateness=args.allowed_lateness,
-        time_unit=args.time_unit,
-        **limits,
-        **fields,
-    )
+    loaded = load_query(args.query_file, args)
     if not is_stdio(args.input) and not Path(args.input).exists():
         raise CliError(f"input file not found: {args.input}")
     if args.schema and input_format is not Format.CSV:
@@ -83,27 +62,21 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         output=shown(args.output),
         rejected_path=shown(rejected_path) if rejected_path else "not written (no --rejected)",
     )
-    from kleene.program import Program
-
-    if args.engine == "spark" and isinstance(query, Program):
+    spark = loaded.part.spark if args.engine == "spark" else None
+    if args.engine == "spark" and spark is None:
         raise CliError(
-            f"{args.query_file} is a program (DEFINE or UNION), which runs on the local "
-            "engine only: use --engine local",
+            f"{args.query_file} is {loaded.kind.a_title}, which runs on the local engine "
+            "only: use --engine local",
             EXIT_USAGE,
         )
-    if args.engine == "spark":
+    if spark is not None:
         check_spark_input(args.input, input_format)
-    sinks = _open_sinks(args.output, args.output_format, rejected_path, query)
+    sinks = _open_sinks(args.output, args.output_format, rejected_path, loaded)
     with sinks[0] as matches, sinks[1] as rejected:
-        kind = kind_of(query)
-        if args.engine == "spark" and kind is not None:
-            if kind.spark is None:
-                raise CliError(f"an {kind.name} runs on the local engine only: use --engine local")
-            kind.spark(args, query, input_format, matches, rejected, stats)
-        elif args.engine == "spark" and not isinstance(query, Program):
-            run_spark(args, query, input_format, matches, rejected, stats)
+        if spark is not None:
+            spark(args, loaded.query, input_format, matches, rejected, stats)
         else:
-            _run_local(args, query, input_format, matches, rejected, stats, err)
+            _run_local(args, loaded, input_format, matches, rejected, stats, err)
     stats.matches, stats.rejected = matches.count, rejected.count
     if stats.stopped is not None:
         raise CliError(
@@ -157,17 +130,14 @@ def _check_rejected_format(path: str | None) -> None:
 
 
 def _open_sinks(
-    output: str,
-    output_format: str | None,
-    rejected: str | None,
-    query: Query | Program | IntervalQuery,
+    output: str, output_format: str | None, rejected: str | None, loaded: Loaded
 ) -> tuple[MatchSink, RejectedSink]:
     matches = MatchSink(
         output,
         output_format,
-        variables=getattr(query, "variables", ()),
-        partition_names=getattr(query, "partition_attributes", ()),
-        keys=_output_keys(query),
+        variables=getattr(loaded.query, "variables", ()),
+        partition_names=getattr(loaded.query, "partition_attributes", ()),
+        keys=loaded.part.output_keys,
     )
     if rejected is None:
         return matches, UnwrittenRejected()
@@ -178,16 +148,9 @@ def _open_sinks(
         raise
 
 
-def _output_keys(query: Any) -> Sequence[str]:
-    kind = kind_of(query)
-    if kind is not None:
-        return kind.output_keys
-    return INTERVAL_KEYS if isinstance(query, IntervalQuery) else MATCH_KEYS
-
-
 def _run_local(
     args: argparse.Namespace,
-    query: Query | Program | IntervalQuery,
+    loaded: Loaded,
     input_format: Format,
     matches: MatchSink,
     rejected: RejectedSink,
@@ -202,15 +165,11 @@ def _run_local(
     reading = err.status(f"reading {args.input} ...", spinner="dots")
     with reading if not args.quiet else contextlib.nullcontext():
         events = read_events(args.input, input_format, schema=args.schema)
+    query = loaded.query
     query.check_columns(events)
     total = len(events)
     stats.events = total
-    engine = getattr(getattr(query, "config", None), "engine", None)
-    if isinstance(query, IntervalQuery):
-        engine = f"interval events, {query.engine_option}"
-    kind = kind_of(query)
-    if kind is not None:
-        engine = kind.engine_text(query)
+    engine = loaded.part.engine_text(query)
     if engine:
         stats.engine = f"local ({engine})"
     matcher = query.matcher(on_matches=matches.add)

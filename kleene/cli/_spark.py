@@ -7,17 +7,12 @@ import argparse
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kleene.cli._common import EXIT_USAGE, CliError
 from kleene.cli._summary import RunStats
-from kleene.imprecise import IntervalQuery
 from kleene.io import Format, MatchSink, RejectedSink, is_json_array, is_stdio
-from kleene.runtime.ingest import check_column_names
 from kleene.runtime.limits import match_limit
-
-if TYPE_CHECKING:
-    from kleene.query import Query
 
 
 def check_spark_input(path: str, fmt: Format) -> None:
@@ -33,20 +28,21 @@ def check_spark_input(path: str, fmt: Format) -> None:
 
 def run_spark(
     args: argparse.Namespace,
-    query: Query | IntervalQuery,
+    query: Any,
     input_format: Format,
     matches: MatchSink,
     rejected: RejectedSink,
     stats: RunStats,
-    check: Callable[[Any], None] | None = None,
+    *,
+    check: Callable[[Any], None],
 ) -> None:
-    """Run the Spark batch pipeline (:func:`kleene.spark.match`, interval queries
-    included) and bring its results back to the driver to write them in the same files
-    as the local engine; past the query's ``max_matches`` the matches before the limit
-    are written and ``stats.stopped`` holds the error, as on the local engine (which
-    stops there, so it writes only the rejected events it met before). ``check``
-    refuses a DataFrame lacking columns the query needs (default: a point or interval
-    query's check of its plan)."""
+    """Run the Spark batch pipeline (:func:`kleene.spark.match`, which takes every kind
+    that has a Spark part) and bring its results back to the driver to write them in
+    the same files as the local engine; past the query's ``max_matches`` the matches
+    before the limit are written and ``stats.stopped`` holds the error, as on the local
+    engine (which stops there, so it writes only the rejected events it met before).
+    ``check`` refuses a DataFrame lacking columns the query needs (each kind's runner
+    gives its own: :attr:`kleene.cli._kinds.CliPart.spark`)."""
     try:
         import pyspark  # noqa: F401
 
@@ -59,11 +55,8 @@ def run_spark(
     session = kspark.session(args.master)
     stats.startup_seconds = time.perf_counter() - before
     frame = kspark.read_event_file(session, args.input, input_format, args.schema)
-    if frame.columns and check is not None:  # an empty file has none
+    if frame.columns:  # an empty file has none
         check(frame)
-    elif frame.columns:
-        fields = query.column_fields() if isinstance(query, IntervalQuery) else query.fields
-        check_column_names([query.plan], frame.columns, fields)
     result = kspark.match(
         frame,
         query,
@@ -90,10 +83,7 @@ def run_spark(
 
 
 def _match_limit(query: Any) -> int | None:
-    """``max_matches`` of a point, event-set or TPStream query (interval queries have
-    none)."""
-    if isinstance(query, IntervalQuery):
-        return None
+    """The query's ``max_matches`` (its configuration's, else its own; None: none)."""
     config = getattr(query, "config", None)
     limit = getattr(config if config is not None else query, "max_matches", None)
     return limit if isinstance(limit, int) else None

@@ -61,7 +61,7 @@ from kleene.collapsed import CollapsedMatch
 from kleene.errors import QueryError
 from kleene.imprecise.result import ImpreciseMatch
 from kleene.io.jsonl import dumps
-from kleene.match import Match, RejectedEvent
+from kleene.match import Match, MatchLike, RejectedEvent
 from kleene.tpstream.model import TemporalMatch
 
 if TYPE_CHECKING:
@@ -145,10 +145,11 @@ def utc(value: Any) -> Any:
 
 
 def match_record(
-    match: Match | CollapsedMatch | ImpreciseMatch | TemporalMatch,
+    match: Match | CollapsedMatch | ImpreciseMatch | TemporalMatch | MatchLike,
 ) -> dict[str, Any]:
     """The output record of one match (or collapsed match, interval result or TPStream
-    match)."""
+    match); the match of any other kind is written as a SASE+ match is, from what every
+    match has (:class:`kleene.match.MatchLike`)."""
     if isinstance(match, TemporalMatch):
         return _temporal_record(match)
     if isinstance(match, ImpreciseMatch):

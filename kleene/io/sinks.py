@@ -29,7 +29,7 @@ from kleene.io.formats import Format, FormatError, infer_format, is_stdio
 from kleene.io.jsonl import dumps, to_jsonable, write_lines
 from kleene.io.schema import MATCH_KEYS, match_record, rejected_record
 from kleene.io.writers import commit, partial_beside
-from kleene.match import Match, RejectedEvent
+from kleene.match import Match, MatchLike, RejectedEvent
 from kleene.tpstream.model import TemporalMatch
 
 
@@ -124,7 +124,7 @@ class _RecordSink:
 class MatchSink(_RecordSink):
     """Matches to a file. ``variables`` and ``partition_names`` (optional) give an empty
     Parquet file its column types and name the partition struct's fields; ``keys``
-    are an empty file's columns (kleene.io.schema.INTERVAL_KEYS for interval results)."""
+    are an empty file's columns (a kind's record keys: kleene.cli.CliPart.output_keys)."""
 
     def __init__(
         self,
@@ -141,7 +141,7 @@ class MatchSink(_RecordSink):
         self.partition_names = tuple(partition_names)
 
     def add(
-        self, matches: Iterable[Match | CollapsedMatch | ImpreciseMatch | TemporalMatch]
+        self, matches: Iterable[Match | CollapsedMatch | ImpreciseMatch | TemporalMatch | MatchLike]
     ) -> int:
         """Write matches; returns how many."""
         records = [match_record(m) for m in matches]

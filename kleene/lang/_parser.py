@@ -90,18 +90,6 @@ def parse_ses(text: str) -> ast.SesQuery:
     return node
 
 
-def is_ses(text: str) -> bool:
-    """Whether ``text`` parses as an event-set (SES) query (its pattern holds a set in
-    braces). False for text that does not parse: the caller reports that error."""
-    if "{" not in text:  # no set, and no parse of the whole text
-        return False
-    try:
-        tree = parse_tree(text)
-    except QueryError:
-        return False
-    return any(tree.find_data("event_set"))
-
-
 def parse(text: str) -> ast.Query:
     """Parses one query into its AST; raises QuerySyntaxError with line and column, also
     for a text with UNION or DEFINE (read those with :func:`parse_program`)."""

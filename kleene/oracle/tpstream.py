@@ -29,8 +29,8 @@ from itertools import product
 from typing import Any
 
 from kleene.lang import ast
+from kleene.lang.tpstream import Duration, Summary, TemporalQueryText, parse
 from kleene.times import time_unit_seconds
-from kleene.tpstream.syntax import Duration, Summary, TemporalQueryText, parse
 
 
 class _NoValue(Exception):

@@ -18,6 +18,14 @@ from kleene.compiler import codegen, expr
 from kleene.errors import QueryError
 from kleene.lang import ast, expr_to_text
 from kleene.lang._suggest import did_you_mean
+from kleene.lang.tpstream import (
+    Duration,
+    RelationText,
+    SituationDefinition,
+    Summary,
+    TemporalQueryText,
+    parse,
+)
 from kleene.tpstream.model import Allen, Constraint
 from kleene.tpstream.plan import (
     AGGREGATES,
@@ -27,14 +35,6 @@ from kleene.tpstream.plan import (
     ReturnPlan,
     SymbolPlan,
     TemporalPlan,
-)
-from kleene.tpstream.syntax import (
-    Duration,
-    RelationText,
-    SituationDefinition,
-    Summary,
-    TemporalQueryText,
-    parse,
 )
 from kleene.tpstream.types import return_type
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kleene.compiler.returns import BOOLEAN, DOUBLE, LONG, TIME, ValueType, value_type
 from kleene.lang import ast
-from kleene.tpstream.syntax import Summary
+from kleene.lang.tpstream import Summary
 
 DURATION = ValueType("duration")
 _FIXED = {"count": LONG, "avg": DOUBLE, "start": TIME, "end": TIME, "duration": DURATION}

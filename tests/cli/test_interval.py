@@ -107,13 +107,31 @@ def test_an_empty_parquet_result_has_the_confidence_column(
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (("--u-max", "3"), 2, "--u-max needs --time interval"),
-        (("--engine", "events"), 2, "--engine events needs --time interval"),
+        (
+            ("--u-max", "3"),
+            2,
+            "--u-max does not apply to a SASE+ query; it applies to a query over interval "
+            "events (--time interval)",
+        ),
+        (
+            ("--engine", "events"),
+            2,
+            "--engine events does not apply to a SASE+ query; it applies to a query over "
+            "interval events (--time interval)",
+        ),
         (("--time", "interval", "--lower-field", "lo"), 1, "'lo'"),
         (("--time", "interval", "--allowed-lateness", "3"), 2, "--allowed-lateness does not"),
         (("--time", "interval", "--confidence", "2"), 2, "confidence must lie between 0 and 1"),
-        (("--time", "interval", "--max-runs", "5"), 2, "--max-runs do not apply"),
-        (("--time", "interval", "--max-matches", "0"), 2, "--max-matches do not apply"),
+        (
+            ("--time", "interval", "--max-runs", "5"),
+            2,
+            "--max-runs does not apply to a query over interval events",
+        ),
+        (
+            ("--time", "interval", "--max-matches", "0"),
+            2,
+            "--max-matches does not apply to a query over interval events",
+        ),
     ],
 )
 def test_exit_codes(

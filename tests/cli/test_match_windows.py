@@ -65,8 +65,16 @@ def test_explain_says_match_windows_apply(monkeypatch: pytest.MonkeyPatch, tmp_p
     ("text", "extra", "says"),
     [
         ("PATTERN SEQ(A a, !(B b), C c) WITHIN 5", (), "negated component"),
-        (SEQ, ("--time", "interval", "--uncertainty", "1"), "SASE+ queries over point events"),
-        ("PATTERN SEQ({A a, B b}, {C c}) WITHIN 5", (), "SASE+ queries over point events"),
+        (
+            SEQ,
+            ("--time", "interval", "--uncertainty", "1"),
+            "--match-windows does not apply to a query over interval events",
+        ),
+        (
+            "PATTERN SEQ({A a, B b}, {C c}) WITHIN 5",
+            (),
+            "--match-windows does not apply to an event-set",
+        ),
     ],
 )
 def test_match_windows_outside_its_sound_case_is_refused(

@@ -112,7 +112,11 @@ def test_a_point_query_refuses_the_event_set_options(
     query = tmp_path / "q.sase"
     query.write_text("PATTERN SEQ(A a, B b) WITHIN 5\n")
     done = run_main(monkeypatch, "explain", query, "--algorithm", "jointree")
-    assert done.code == 2 and "--algorithm applies to event-set patterns only" in done.stderr
+    assert (
+        done.code == 2
+        and "--algorithm does not apply to a SASE+ query; it applies to an event-set pattern"
+        in done.stderr
+    )
 
 
 def test_an_input_without_the_time_column_is_refused(

@@ -7,10 +7,10 @@ from typing import Any
 
 from hypothesis import given, settings
 
+from kleene.lang.tpstream import parse
 from kleene.oracle import tpstream as oracle
 from kleene.tpstream.compile import build_plan
 from kleene.tpstream.deriver import Deriver
-from kleene.tpstream.syntax import parse
 from tests.tpstream.streams import events, queries
 
 

@@ -1,11 +1,11 @@
 """``parse(text) -> TemporalQueryText``: the parser of the TPStream query language.
 
-The grammar (``grammar.lark`` beside this module) follows EDBT 2018, section 3 and
+The grammar (``tpstream.lark`` beside this module) follows EDBT 2018, section 3 and
 Listing 1. Its expressions (DEFINE predicates, RETURN items) are the SASE+ grammar's,
-imported from ``kleene/lang/grammar.lark`` and built into the same AST nodes by the same
-builder, so a predicate means exactly what a WHERE condition means. Parse failures are
-:class:`~kleene.errors.QuerySyntaxError` with line, column and caret, in the words of
-:mod:`kleene.lang._syntax_errors`.
+imported from ``grammar.lark`` (also beside it) and built into the same AST nodes by
+the same builder, so a predicate means exactly what a WHERE condition means. Parse
+failures are :class:`~kleene.errors.QuerySyntaxError` with line, column and caret, in
+the words of :mod:`kleene.lang._syntax_errors`.
 """
 
 from __future__ import annotations
@@ -110,8 +110,8 @@ class TemporalQueryText:
 
 @cache
 def _lark() -> Lark:
-    grammar = resources.files("kleene.tpstream").joinpath("grammar.lark").read_text("utf-8")
-    return lalr(grammar, import_paths=[str(resources.files("kleene.lang"))])
+    here = resources.files("kleene.lang")
+    return lalr(here.joinpath("tpstream.lark").read_text("utf-8"), import_paths=[str(here)])
 
 
 def _strip_prefixes(tree: Tree) -> None:
