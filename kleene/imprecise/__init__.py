@@ -16,7 +16,7 @@ clause), the compiled plan and its generated edge functions, the event readers
 """
 
 from kleene.imprecise.model import IntervalEvent, IntervalFields
-from kleene.imprecise.query import IntervalQuery, IntervalRunResult
+from kleene.imprecise.query import IntervalQuery
 from kleene.imprecise.result import ImpreciseMatch
 
 __all__ = [
@@ -24,5 +24,4 @@ __all__ = [
     "IntervalEvent",
     "IntervalFields",
     "IntervalQuery",
-    "IntervalRunResult",
 ]
