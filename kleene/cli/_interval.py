@@ -7,11 +7,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kleene.cli._args import CLI_MAX_MATCHES, INTERVAL_ENGINES
+from kleene.cli._args import INTERVAL_ENGINES
 from kleene.cli._common import EXIT_USAGE, CliError
-from kleene.runtime.limits import DEFAULT_MAX_RUNS
 
-_POINT_FIELDS = ("type_field", "time_field", "id_field", "time_unit")
+_POINT_FIELDS = ("type_field", "time_field", "id_field", "time_unit", "max_runs")
 
 
 def interval_options(args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:
@@ -26,21 +25,9 @@ def interval_options(args: argparse.Namespace, fields: dict[str, Any]) -> dict[s
             "interval events is checked against their bounds (VLDB 2010, section 2.2)",
             EXIT_USAGE,
         )
-    limits = [
-        option
-        for option, given, default in (
-            ("--max-runs", getattr(args, "max_runs", None), DEFAULT_MAX_RUNS),
-            ("--max-matches", getattr(args, "max_matches", None), CLI_MAX_MATCHES),
-        )
-        if given not in (None, default)
-    ]
-    if limits:
-        raise CliError(
-            f"{' and '.join(limits)} do not apply to --time interval yet: the interval "
-            "frameworks have no run or match limit",
-            EXIT_USAGE,
-        )
     options = {k: v for k, v in fields.items() if k in _POINT_FIELDS and v is not None}
+    if "max_matches" in fields:  # None: no limit (kleene run --max-matches 0)
+        options["max_matches"] = fields["max_matches"]
     options.update(
         engine=engine if engine in INTERVAL_ENGINES else "auto",
         lower_field=args.lower_field,
