@@ -12,6 +12,9 @@ clause), the compiled plan and its generated edge functions, the event readers
 * :mod:`.rules`: what a query over interval events may use;
 * :mod:`.expansion`, :mod:`.points`, :mod:`.collapse`, :mod:`.framework`: the
   point-based framework (section 3, Appendix B);
+* :mod:`.budget`: what ``max_runs`` counts in each framework;
+* :mod:`.matcher`: the push-based matcher (the contract of
+  :mod:`kleene.runtime.contract`);
 * :mod:`.query`: ``kleene.compile(text, time="interval")``.
 """
 
