@@ -12,11 +12,14 @@ clause), the compiled plan and its generated edge functions, the event readers
 * :mod:`.rules`: what a query over interval events may use;
 * :mod:`.expansion`, :mod:`.points`, :mod:`.collapse`, :mod:`.framework`: the
   point-based framework (section 3, Appendix B);
+* :mod:`.budget`: what ``max_runs`` counts in each framework;
+* :mod:`.matcher`: the push-based matcher (the contract of
+  :mod:`kleene.runtime.contract`);
 * :mod:`.query`: ``kleene.compile(text, time="interval")``.
 """
 
 from kleene.imprecise.model import IntervalEvent, IntervalFields
-from kleene.imprecise.query import IntervalQuery, IntervalRunResult
+from kleene.imprecise.query import IntervalQuery
 from kleene.imprecise.result import ImpreciseMatch
 
 __all__ = [
@@ -24,5 +27,4 @@ __all__ = [
     "IntervalEvent",
     "IntervalFields",
     "IntervalQuery",
-    "IntervalRunResult",
 ]

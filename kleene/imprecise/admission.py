@@ -45,7 +45,8 @@ class Admission:
         self.floor: int | None = None  # the latest heartbeat: no event starts before it
         self.seen_ids: set[Any] = set()
         self.position = 0
-        self.rejected: list[RejectedEvent] = []
+        self.rejected: list[RejectedEvent] = []  # not yet taken
+        self.rejected_count = 0  # since the stream began
 
     def admit(self, events: Any) -> list[IntervalEvent]:
         """The admitted events of the query's types, in arrival order; the others that
@@ -59,6 +60,7 @@ class Admission:
             except BadEvent as bad:
                 rid = batch.ids[j] if j not in batch.problems else position
                 self.rejected.append(RejectedEvent(rid, position, str(bad), batch.record(j)))
+                self.rejected_count += 1
                 continue
             if event is not None:
                 admitted.append(event)
@@ -67,10 +69,17 @@ class Admission:
 
     def heartbeat(self, t: Any) -> None:
         """Punctuation (VLDB 2010, Appendix C.3, case 2): no event with a lower bound
-        before ``t`` will come; a later one that does is rejected."""
-        if isinstance(t, bool) or not isinstance(t, int):
-            raise EventError(f"a heartbeat is a whole number instant, not {t!r}")
-        self.floor = t if self.floor is None else max(self.floor, t)
+        before ``t`` will come; a later one that does is rejected. ``t`` is an instant
+        as events give their bounds: a whole number (an int, or a float or numpy number
+        without a fraction); EventError otherwise."""
+        try:
+            instant = _instant(t, "the time")
+        except BadEvent:
+            raise EventError(
+                f"advance_to (a heartbeat) takes a whole number instant, as the events' "
+                f"bounds are (time is discrete over interval events), not {t!r}"
+            ) from None
+        self.floor = instant if self.floor is None else max(self.floor, instant)
 
     def bound(self) -> int | None:
         """``now.lower`` as the frameworks take it (they derive t_emit = now.lower -

@@ -113,11 +113,17 @@ def _order(plan: Plan, method: str) -> str:
 
 
 def framework(
-    plan: Plan, choice: Choice, window: float | None, u_max: int, keep: Threshold
+    plan: Plan,
+    choice: Choice,
+    window: float | None,
+    u_max: int,
+    keep: Threshold,
+    max_runs: int | None = None,
 ) -> PointFramework | EventFramework | KleeneFramework:
-    """The chosen framework, ready for admitted events."""
+    """The chosen framework, ready for admitted events; ``max_runs`` bounds its partial
+    state (:mod:`kleene.imprecise.budget`), None for no limit."""
     if choice.engine == "kleene":
-        return KleeneFramework(plan, window, keep)
+        return KleeneFramework(plan, window, keep, max_runs=max_runs)
     if choice.engine == "points":
-        return PointFramework(plan, window, u_max, keep)
-    return EventFramework(plan, window, u_max, keep, choice.method or "any")
+        return PointFramework(plan, window, u_max, keep, max_runs=max_runs)
+    return EventFramework(plan, window, u_max, keep, choice.method or "any", max_runs=max_runs)

@@ -21,7 +21,7 @@ A signature whose confidence is 0 is no result (no world produces it).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 from kleene.compiler.plan import Plan
 from kleene.imprecise.model import IntervalEvent, Probability
 from kleene.imprecise.points import PointMatch, Steps
-from kleene.imprecise.result import ImpreciseMatch, Labels
+from kleene.imprecise.result import ImpreciseMatch, Labels, partition_of
 
 Threshold = Callable[[Probability], bool]
 
@@ -62,6 +62,7 @@ class Collapser:
         self.candidates = candidates
         self.keep = keep
         self.groups: dict[tuple[int, ...], Group] = {}
+        self.held = 0  # the point matches in the groups (counted against max_runs)
 
     def add(self, pm: PointMatch) -> None:
         key = tuple(e.position for e in pm.events)
@@ -70,16 +71,18 @@ class Collapser:
             group = Group(pm.events, pm.events[-1].upper + self.window)
             self.groups[key] = group
         group.matches.append(pm)
+        self.held += 1
 
-    def due(self, t_emit: int | None) -> list[ImpreciseMatch]:
-        """The results of the groups due before ``t_emit`` (all when None)."""
+    def due(self, t_emit: int | None) -> Iterator[ImpreciseMatch]:
+        """The results of the groups due before ``t_emit`` (all when None), collapsed
+        one by one as they are taken (a consumer that stops leaves the rest held)."""
         ready = [k for k, g in self.groups.items() if t_emit is None or t_emit > g.due]
-        out = []
         for key in ready:
-            result = self.collapse(self.groups.pop(key))
+            group = self.groups.pop(key)
+            self.held -= len(group.matches)
+            result = self.collapse(group)
             if result is not None:
-                out.append(result)
-        return out
+                yield result
 
     def collapse(self, group: Group) -> ImpreciseMatch | None:
         """The result of a complete group, or None (confidence 0 or under the
@@ -228,4 +231,5 @@ def make_result(
         end,
         confidence,
         returned,
+        partition_of(plan, events[0]),
     )

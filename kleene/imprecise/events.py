@@ -40,16 +40,26 @@ A complete run is a signature. Skip till any match: its confidence by Algorithm 
 confidence by equations (3)-(4) over the valid intervals, as a dynamic program with the
 spoilers' factors (:mod:`kleene.imprecise.next_confidence`), once every event that
 could fall between its events has arrived (t_emit past the last valid upper bound).
+
+Results come out lazily (the iterators of :meth:`EventFramework.results` and
+:meth:`EventFramework.final_results`, each consumed before the next call; ``push`` and
+``flush`` list them): the completed matches are
+given their confidence every :data:`_CONFIDE_EVERY` of them, so a consumer that stops
+at ``max_matches`` stops the evaluation. ``max_runs`` bounds the runs, the completed
+matches awaiting their confidence and the pending signatures
+(:mod:`kleene.imprecise.budget`), checked as they grow.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from kleene.compiler.plan import Plan
 from kleene.imprecise import bounds
 from kleene.imprecise.batch import any_confidences
+from kleene.imprecise.budget import RunBudget
 from kleene.imprecise.collapse import (
     Collapser,
     Group,
@@ -75,6 +85,8 @@ _BATCH = 16  # from this many matches with float probabilities, Algorithm 2 goes
 # ... if their intervals hold at most this many points: wider tables (11 at δ = 5, 21 at
 # δ = 10, 101 at δ = 50) gain more from the per-match path's shared prefix tables
 _BATCH_WIDTH = 16
+# completed matches are given their confidence (and handed out) once this many wait
+_CONFIDE_EVERY = 4096
 # a match completed under skip till any match: its events, valid intervals, bindings
 Completed = tuple[tuple[IntervalEvent, ...], tuple[bounds.Interval, ...], tuple[Any, ...]]
 
@@ -111,11 +123,19 @@ class EventFramework:
     """Admitted interval events in, results out as soon as they are final."""
 
     def __init__(
-        self, plan: Plan, window: float | None, u_max: int, keep: Threshold, method: str = "any"
+        self,
+        plan: Plan,
+        window: float | None,
+        u_max: int,
+        keep: Threshold,
+        method: str = "any",
+        *,
+        max_runs: int | None = None,
     ) -> None:
         if method not in METHODS:
             raise ValueError(f"unknown method {method!r}")
         self.plan = plan
+        self.budget = RunBudget(max_runs, "runs, completed matches and pending signatures")
         self.window = window
         self.u_max = u_max
         self.keep = keep
@@ -147,19 +167,28 @@ class EventFramework:
 
     def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
         """Take admitted events; ``now_lower`` is the largest lower bound seen so far."""
+        return list(self.results(events, now_lower))
+
+    def flush(self) -> list[ImpreciseMatch]:
+        """The end of the stream: every buffered event and pending result."""
+        return list(self.final_results())
+
+    def results(
+        self, events: list[IntervalEvent], now_lower: int | None
+    ) -> Iterator[ImpreciseMatch]:
+        """:meth:`push`, the results as an iterator that does the matching."""
         if self.next_match:  # the candidates of the NELTs and equations (2)-(4)
             for e in events:
                 self.seen.setdefault(e.type, []).append(e)
         if now_lower is None:  # nothing admitted yet
             assert not events
-            return []
+            return iter(())
         return self._advance(events, now_lower - self.u_max)
 
-    def flush(self) -> list[ImpreciseMatch]:
-        """The end of the stream: every buffered event and pending result."""
-        out = self._advance([], None)
+    def final_results(self) -> Iterator[ImpreciseMatch]:
+        """:meth:`flush`, the results as an iterator that does the matching."""
+        yield from self._advance([], None)
         self.groups = {}
-        return out
 
     @property
     def runs(self) -> list[EventRun]:
@@ -177,17 +206,18 @@ class EventFramework:
         """The arrived events of a type (for the confidence of skip till next match)."""
         return self.seen.get(etype, [])
 
-    def _advance(self, events: list[IntervalEvent], t_emit: int | None) -> list[ImpreciseMatch]:
+    def _advance(self, events: list[IntervalEvent], t_emit: int | None) -> Iterator[ImpreciseMatch]:
         components = self.components.of(events)
         if self.order is not None:
             presented = self.order.add(events, components, t_emit, self._alive)
         else:
             presented = list(zip(events, components, strict=True))
-        out: list[ImpreciseMatch] = []
         for (e, matched), later in zip(presented, self._later(presented, t_emit), strict=True):
             if matched:
-                self._select(e, matched, out, later)
-        self._confide(out)
+                self._select(e, matched, later)
+                if len(self.completed) >= _CONFIDE_EVERY:
+                    yield from self._confide()
+        yield from self._confide()
         if t_emit is not None:
             if self.order is None:
                 self._prune([t_emit] * self.length, t_emit)
@@ -199,12 +229,14 @@ class EventFramework:
             self.pending = [
                 g for g in self.pending if not (t_emit is None or t_emit > g.valid[-1][1])
             ]
-            out += [r for g in ready if (r := self._next_result(g)) is not None]
+            for g in ready:
+                result = self._next_result(g)
+                if result is not None:
+                    yield result
         if t_emit is not None and self.horizon is not None:
             # a signature still to complete holds an event not yet presented
             first = t_emit if self.order is None else min(self.order.earliest(t_emit))
             self._forget(int(first - self.horizon))
-        return out
 
     def _later(self, presented: Presented, t_emit: int | None) -> list[Later]:
         """Per presented event, per component, the earliest lower bound of an event that
@@ -243,16 +275,17 @@ class EventFramework:
                     held[key] = (min(old[0], s[0]), max(old[1], s[1]), max(old[2], ttl))
         return held
 
-    def _select(
-        self, e: IntervalEvent, matched: list[int], out: list[ImpreciseMatch], later: Later
-    ) -> None:
+    def _select(self, e: IntervalEvent, matched: list[int], later: Later) -> None:
         """Clone every run that can select ``e`` (the original run skips it), and start
         new runs with it. Only the runs missing a component ``e`` matches are visited
-        (under query order, those missing it next)."""
+        (under query order, those missing it next). ``max_runs`` is checked as runs,
+        completed matches and pending signatures grow."""
         key = self.steps.key(e.at(e.lower))
         if key is None:
             return
         grown: list[tuple[int, EventRun]] = []
+        limit = self.budget.limit
+        live = sum(len(runs) for runs in self.groups.values()) if limit is not None else 0
         # an event presented for one of several components may be in a run already
         check = self.prefixes or len(matched) > 1
         interval, window, prefixes = (e.lower, e.upper), self.window, self.prefixes
@@ -273,9 +306,13 @@ class EventFramework:
                         slots = bounds.place(run.slots, j, interval, window)
                     if slots is None:
                         continue
-                    new = self._take(run, e, j, slots, mask | 1 << j, key, out, later, check)
+                    new = self._take(run, e, j, slots, mask | 1 << j, key, later, check)
                     if new is not None:
                         grown.append((mask | 1 << j, new))
+                    if limit is not None:
+                        self.budget.check(
+                            live + len(grown) + len(self.completed) + len(self.pending)
+                        )
         for mask, run in grown:
             self.groups.setdefault(mask, []).append(run)
         self.created += len(grown)
@@ -288,7 +325,6 @@ class EventFramework:
         slots: bounds.Slots,
         mask: int,
         key: Any,
-        out: list[ImpreciseMatch],
         later: Later,
         check: bool,
     ) -> EventRun | None:
@@ -324,7 +360,7 @@ class EventFramework:
             done, vector = done + 1, after
         if not complete:
             return EventRun(tuple(events), slots, done, vector, key)
-        self._complete(tuple(events), slots, vector, key, out)  # type: ignore[arg-type]
+        self._complete(tuple(events), slots, vector, key)  # type: ignore[arg-type]
         return None
 
     def _complete(
@@ -333,7 +369,6 @@ class EventFramework:
         slots: bounds.Slots,
         vector: tuple[Any, ...],
         key: Any,
-        out: list[ImpreciseMatch],
     ) -> None:
         valid = bounds.finish(slots, self.window)
         if valid is None:
@@ -343,7 +378,7 @@ class EventFramework:
             return
         self.completed.append((events, valid, vector))
 
-    def _confide(self, out: list[ImpreciseMatch]) -> None:
+    def _confide(self) -> Iterator[ImpreciseMatch]:
         """The results of the matches completed since the last call, in the order they
         completed: their confidences by Algorithm 2, as one array operation over all of
         them when there are enough with float probabilities and narrow intervals
@@ -360,7 +395,7 @@ class EventFramework:
                 result = any_confidence(events, valid, self.window, self.memo)
             if result is not None and keep(result[0]):
                 confidence, start, end = result
-                out.append(make_result(plan, events, vector, start, end, confidence, labels))
+                yield make_result(plan, events, vector, start, end, confidence, labels)
 
     def _batched(self, done: list[Completed]) -> list[Any]:
         """Per completed match, its Algorithm 2 result from the batch, or False where it

@@ -29,7 +29,10 @@ is dropped, and so is every set that has it as a subset (found missing among its
 predecessors). The bound ignores predicates, so pruning is exact whatever they are: a
 set may match k[i].x != k[i-1].x although a subset does not.
 
-The evaluation runs when the input ends (:meth:`KleeneFramework.flush`).
+The evaluation runs when the input ends (:meth:`KleeneFramework.flush`), lazily: the
+results come out as the lattice grows, so a consumer that stops at ``max_matches``
+stops the evaluation; ``max_runs`` bounds the partial signatures of the two levels held
+at once (:mod:`kleene.imprecise.budget`).
 """
 
 from __future__ import annotations
@@ -41,11 +44,12 @@ from typing import Any
 
 from kleene.compiler.plan import Plan
 from kleene.imprecise import chains
+from kleene.imprecise.budget import RunBudget
 from kleene.imprecise.chains import Chain
 from kleene.imprecise.collapse import Threshold
 from kleene.imprecise.model import IntervalEvent, Probability
 from kleene.imprecise.points import Steps
-from kleene.imprecise.result import ImpreciseMatch
+from kleene.imprecise.result import ImpreciseMatch, partition_of
 
 # the candidates chosen per component so far (indexes into each component's candidates)
 Sets = tuple[tuple[int, ...], ...]
@@ -99,8 +103,11 @@ class KleeneFramework:
     """Admitted interval events in; at the end of the input, every signature whose
     confidence passes ``keep``."""
 
-    def __init__(self, plan: Plan, window: float | None, keep: Threshold) -> None:
+    def __init__(
+        self, plan: Plan, window: float | None, keep: Threshold, *, max_runs: int | None = None
+    ) -> None:
         self.plan = plan
+        self.budget = RunBudget(max_runs, "partial signatures of Kleene closure")
         self.steps = Steps(plan)
         self.window = window
         self.keep = keep
@@ -113,10 +120,21 @@ class KleeneFramework:
 
     def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
         """Buffer admitted events (results come at :meth:`flush`)."""
-        self.events.extend(events)
-        return []
+        return list(self.results(events, now_lower))
 
     def flush(self) -> list[ImpreciseMatch]:
+        """Every signature."""
+        return list(self.final_results())
+
+    def results(
+        self, events: list[IntervalEvent], now_lower: int | None
+    ) -> Iterator[ImpreciseMatch]:
+        """:meth:`push` (no results before the end)."""
+        self.events.extend(events)
+        return iter(())
+
+    def final_results(self) -> Iterator[ImpreciseMatch]:
+        """:meth:`flush`, the signatures as the lattice grows."""
         return _Lattice(self).run()
 
     def _candidates(self, etype: str) -> list[IntervalEvent]:
@@ -149,6 +167,7 @@ class KleeneFramework:
             end=end,
             confidence=confidence,
             returned=returned,
+            partition=partition_of(plan, chosen[0][1]),
         )
 
 
@@ -163,11 +182,12 @@ class _Lattice:
         self.begins = [s.index for s in fw.plan.states if s.kind != "rest"]
         self.deadlines: dict[Any, float] = {}
 
-    def run(self) -> list[ImpreciseMatch]:
+    def run(self) -> Iterator[ImpreciseMatch]:
+        """The signatures level by level, each as soon as its node is made."""
         root = Node()
         root.alive[None] = ((0, self.fw.plan.initial_vector, None), Chain(0, 0, None))
         level: dict[Sets, Node] = {(): root}
-        out: list[ImpreciseMatch] = []
+        check = self.fw.budget.check if self.fw.budget.limit is not None else None
         while level:
             grown: dict[Sets, Node] = {}
             for sets, node in level.items():
@@ -177,10 +197,11 @@ class _Lattice:
                     made = self._node(child, level)
                     if made is not None:
                         grown[child] = made
+                        if check is not None:
+                            check(len(level) + len(grown))
                         if len(child) == len(self.fw.components):
-                            out.extend(self._result(child, made))
+                            yield from self._result(child, made)
             level = grown
-        return out
 
     def _children(self, sets: Sets, node: Node) -> Iterator[Sets]:
         """The sets grown by one event: a later candidate of the last (Kleene) component

@@ -29,6 +29,7 @@ import math
 from typing import Any, NamedTuple
 
 from kleene.compiler.plan import Plan
+from kleene.imprecise.budget import UNLIMITED, RunBudget
 from kleene.imprecise.model import IntervalEvent
 
 
@@ -87,10 +88,13 @@ class PointMatching:
     """Skip till any match over point events, with the same-id check and, under skip
     till next match, the NELT."""
 
-    def __init__(self, steps: Steps, window: float | None, use_nelt: bool) -> None:
+    def __init__(
+        self, steps: Steps, window: float | None, use_nelt: bool, budget: RunBudget = UNLIMITED
+    ) -> None:
         self.steps = steps
         self.window = window
         self.use_nelt = use_nelt
+        self.budget = budget  # max_runs over the runs, with the point matches held
         self.runs: dict[Class, dict[int, list[Run]]] = {}  # by class, then last event
         self.seen: dict[Any, list[IntervalEvent]] = {}  # arrived events by type
         self.log: list[IntervalEvent] = []  # arrived events, for the NELTs
@@ -102,16 +106,21 @@ class PointMatching:
         self.seen.setdefault(event.type, []).append(event)
         self.log.append(event)
 
-    def step(self, t: int, points: list[IntervalEvent]) -> list[PointMatch]:
+    def step(self, t: int, points: list[IntervalEvent], held: int = 0) -> list[PointMatch]:
         """Match the point events at instant ``t``; return the point matches completed.
         Runs in the same state with the same key and vector form a class: an edge is
-        evaluated once per class and point."""
-        live = self._live(t)
+        evaluated once per class and point. ``held``: the point matches waiting to be
+        collapsed, counted with the runs against ``max_runs`` after each point (a point
+        at most doubles the runs)."""
+        live, size = self._live(t)
         done: list[PointMatch] = []
         grown: list[Run] = []
         steps = self.steps
         last = len(steps.states)
+        check = self.budget.check if self.budget.limit is not None else None
         for e in points:
+            if check is not None:
+                check(size + held + len(grown) + len(done))
             point = e.at(t)
             outcomes: dict[Class, tuple[Any, ...] | None] = {}
             for (j, key, vector), runs in live:
@@ -130,17 +139,21 @@ class PointMatching:
                 if begun is not None:
                     start = Run(0, steps.initial, (), (), own_key)
                     _extend(start, e, t, begun, last, grown, done)
+        if check is not None:
+            check(size + held + len(grown) + len(done))
         for run in grown:
             by_last = self.runs.setdefault((run.next, run.key, run.vector), {})
             by_last.setdefault(id(run.events[-1]), []).append(run)
         return done
 
-    def _live(self, t: int) -> list[tuple[Class, list[Run]]]:
+    def _live(self, t: int) -> tuple[list[tuple[Class, list[Run]]], int]:
         """The runs that may take a point at ``t``, by class and last event: those
         within the window (the others are dropped) and, under skip till next match, not
-        past their NELT (shared by the runs of a class with the same last event)."""
+        past their NELT (shared by the runs of a class with the same last event); and
+        how many runs are kept, live or not."""
         window = self.window
         live = []
+        kept = 0
         for cls, by_last in list(self.runs.items()):
             for last_id, runs in list(by_last.items()):
                 if window is not None:
@@ -149,11 +162,12 @@ class PointMatching:
                         del by_last[last_id]
                         continue
                     by_last[last_id] = runs
+                kept += len(runs)
                 if not self.use_nelt or t <= self._nelt(runs[0]):
                     live.append((cls, runs))
             if not by_last:
                 del self.runs[cls]
-        return live
+        return live, kept
 
     def _nelt(self, run: Run) -> float:
         """The run's NELT over the events arrived so far (infinite while none sets it),

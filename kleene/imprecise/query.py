@@ -5,21 +5,21 @@ The query text is the SASE+ language with an optional ``CONFIDENCE > x`` clause;
 compiles to the same plan as a point-event query (kleene.compiler), checked by the
 rules of :mod:`kleene.imprecise.rules`. Events are admitted by
 :mod:`kleene.imprecise.admission` and matched by the point-based or the event-based
-framework (:mod:`kleene.imprecise.choice`).
+framework (:mod:`kleene.imprecise.choice`). It is the kind "interval" of the registry
+(:mod:`kleene.kinds`), on the one contract of compiled queries
+(:class:`kleene.runtime.contract.CompiledQuery`).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from kleene.compiler import build_plan
 from kleene.compiler.explain import explain_plan
 from kleene.compiler.plan import Plan
-from kleene.errors import EventError, QueryError, RejectedEventsWarning
+from kleene.errors import EventError, QueryError
 from kleene.events import EventFields
 from kleene.imprecise.choice import ENGINES, METHOD_OPTIONS, Choice, choose
 from kleene.imprecise.matcher import IntervalMatcher
@@ -28,21 +28,14 @@ from kleene.imprecise.result import ImpreciseMatch, result_order
 from kleene.imprecise.rules import check_interval_query
 from kleene.imprecise.state import fingerprint
 from kleene.lang import ast, parse, validate
-from kleene.match import RejectedEvent
+from kleene.runtime.contract import CompiledQuery, OnMatches
 from kleene.runtime.ingest import check_columns, window_size
+from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
 from kleene.times import time_unit_seconds
 from kleene.vocabulary import option
 
 
-@dataclass(frozen=True)
-class IntervalRunResult:
-    """Everything one run over interval events produced."""
-
-    matches: list[ImpreciseMatch]
-    rejected: list[RejectedEvent] = field(default_factory=list)
-
-
-class IntervalQuery:
+class IntervalQuery(CompiledQuery[ImpreciseMatch]):
     """A pattern query over interval events. Create with ``kleene.compile(text,
     time="interval", ...)``; the options are those of point queries (strategy, output,
     type_field, time_field, id_field, time_unit, engine) and
@@ -61,8 +54,16 @@ class IntervalQuery:
       framework) or "auto" (kleene.imprecise.choice; :meth:`explain` says which, why);
     * ``method``: the event-based framework's method, "query" (sorting for query
       order), "any" (any state), "selectivity" (selectivity order) or "auto"; a method
-      other than "auto" implies ``engine="events"``.
+      other than "auto" implies ``engine="events"``;
+    * ``max_matches``: the results one matcher may report, counted as the frameworks
+      produce them (MatchLimitError past it, after the results before it are handed
+      out; None for no limit);
+    * ``max_runs``: the partial state a framework may hold: runs, point matches and
+      signatures waiting for their confidence, partial signatures of Kleene closure
+      (:mod:`kleene.imprecise.budget`; RunLimitError past it).
     """
+
+    kind: ClassVar[str] = "interval"
 
     def __init__(
         self,
@@ -83,8 +84,12 @@ class IntervalQuery:
         u_max: int | None = None,
         confidence: float | None = None,
         exact: bool = False,
+        max_matches: int | None = DEFAULT_MAX_MATCHES,
+        max_runs: int = DEFAULT_MAX_RUNS,
     ) -> None:
         self.text = text
+        self.max_matches = _limit(max_matches, "max_matches", 0, none=True)
+        self.max_runs = _limit(max_runs, "max_runs", 1, none=False)
         # the options as given (kleene.spark ships the text and these to its workers)
         self.options: dict[str, Any] = {
             "time": "interval",
@@ -93,6 +98,7 @@ class IntervalQuery:
             **dict(engine=engine, lower_field=lower_field, upper_field=upper_field),
             **dict(uncertainty=_hashable(uncertainty), pmf_field=pmf_field, u_max=u_max),
             **dict(confidence=confidence, exact=exact),
+            **dict(max_matches=max_matches, max_runs=max_runs),
         }
         self.ast = parse(text)
         validate(self.ast, text, interval=True)
@@ -143,16 +149,23 @@ class IntervalQuery:
     def return_names(self) -> tuple[str, ...]:
         return self.plan.return_names
 
+    @property
+    def partition_attributes(self) -> tuple[str, ...]:
+        """The partition's attribute names (its equivalence tests over every positive
+        variable, docs/semantics.md "Partitions"); () when the query has none or its
+        runs are not routed by it (then every result's ``partition`` is ())."""
+        key = self.plan.partition
+        return () if key is None or not self.plan.partition_width else key.names
+
     def matcher(
-        self,
-        on_matches: Callable[[list[ImpreciseMatch]], object] | None = None,
-        state: bytes | None = None,
+        self, *, state: bytes | None = None, on_matches: OnMatches | None = None
     ) -> IntervalMatcher:
-        """A push-based matcher (push, flush, take_rejected, snapshot); ``on_matches``,
-        when given, receives the results as they become final (push and flush then
-        return none); ``state``, the bytes of ``snapshot()`` of a matcher of this query
-        with the same options, resumes that matcher (SnapshotError when they do not
-        fit)."""
+        """A push-based matcher (:class:`kleene.runtime.contract.StreamMatcher`: push,
+        advance_to, flush, take_rejected, snapshot); ``state``, the bytes of
+        ``snapshot()`` of a matcher of this query with the same options, resumes that
+        matcher (SnapshotError when they do not fit); ``on_matches``, when given,
+        receives the results in chunks as they become final (the calls then return
+        none)."""
         return IntervalMatcher(
             self.plan,
             self.fields,
@@ -160,10 +173,12 @@ class IntervalQuery:
             self.engine_option,
             self.window,
             self.keep,
-            on_matches,
-            self.fingerprint,
-            state,
+            fingerprint=self.fingerprint,
+            state=state,
+            on_matches=on_matches,
             method=self.method_option,
+            max_matches=self.max_matches,
+            max_runs=self.max_runs,
         )
 
     def check_columns(self, events: Any) -> None:
@@ -179,30 +194,11 @@ class IntervalQuery:
         first = spec.lower_field if spec.margins is None else self.fields.time_field
         return EventFields(self.fields.type_field, first, self.fields.id_field)
 
-    def run_detailed(self, events: Any) -> IntervalRunResult:
-        """All results over a finite input (the inputs of :meth:`kleene.Query.run`), with
-        the rejected events and their reasons. U_max is measured over the input unless
-        declared."""
-        m = self.matcher()
-        found = m.push(events) + m.flush()
-        found.sort(key=result_order)
-        return IntervalRunResult(found, m.take_rejected())
-
-    def run(self, events: Any) -> list[ImpreciseMatch]:
-        """All results over a finite input, ordered by their last event's arrival.
-        Rejected events are counted in a :class:`RejectedEventsWarning`;
-        :meth:`run_detailed` returns them with their reasons."""
-        result = self.run_detailed(events)
-        if result.rejected:
-            n = len(result.rejected)
-            warnings.warn(
-                RejectedEventsWarning(
-                    f"{n} event{'s' if n != 1 else ''} rejected (first: "
-                    f"{result.rejected[0].reason}); run_detailed() returns each with its reason"
-                ),
-                stacklevel=2,
-            )
-        return result.matches
+    def ordered(self, matches: list[ImpreciseMatch]) -> list[ImpreciseMatch]:
+        """The results of a whole run (:meth:`run`, :meth:`run_detailed`; U_max is
+        measured over the input unless declared), ordered by their last event's
+        arrival, then their first's."""
+        return sorted(matches, key=result_order)
 
     @property
     def engine(self) -> str:
@@ -233,6 +229,15 @@ class IntervalQuery:
 
     def __repr__(self) -> str:
         return f"kleene.compile({self.text!r}, time='interval')"
+
+
+def _limit(value: Any, name: str, least: int, *, none: bool) -> Any:
+    if value is None and none:
+        return None
+    if not _whole(value) or value < least:
+        also = " (or None for no limit)" if none else ""
+        raise QueryError(f"{name} must be a whole number >= {least}{also}, not {value!r}")
+    return value
 
 
 def _margins(uncertainty: Any) -> int | tuple[int, int] | None:

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kleene.imprecise.model import Probability
+from kleene.compiler.plan import Plan
+from kleene.imprecise.model import IntervalEvent, Probability
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,7 +17,9 @@ class ImpreciseMatch:
     ``[start, end]`` covering every point match of the signature, and its
     ``confidence``: the total probability of the possible worlds that produce it.
     ``positions`` are the events' 0-based arrival positions; ``returned`` the RETURN
-    values by name."""
+    values by name; ``partition`` the values of the query's partition key (its
+    equivalence tests, docs/semantics.md "Partitions") in the input's own types, ``()``
+    without one, as in :class:`kleene.Match` (:class:`kleene.match.MatchLike`)."""
 
     variables: Mapping[str, tuple[Any, ...]]
     positions: Mapping[str, tuple[int, ...]]
@@ -24,6 +27,7 @@ class ImpreciseMatch:
     end: int
     confidence: Probability
     returned: Mapping[str, Any] = field(default_factory=dict)
+    partition: tuple[Any, ...] = ()
 
     def ids(self) -> dict[str, tuple[Any, ...]]:
         """Each variable -> the ids of its events."""
@@ -57,6 +61,18 @@ class Labels:
                 self.by_position.clear()
             found = self.by_position[e.position] = ((e.values[2],), (e.position,))
         return found
+
+
+def partition_of(plan: Plan, first: IntervalEvent) -> tuple[Any, ...]:
+    """The partition of a result whose first event is ``first``: the leading values of
+    its run key (the key routes runs, so every event of the result has them; a wider
+    hash key only starts with the partition), () when runs are not routed by one."""
+    width = plan.partition_width
+    if not width:
+        return ()
+    index = plan.key_index.get(first.type, plan.common_key_index)
+    values = first.values
+    return tuple([values[i] for i in index[:width]])
 
 
 def result_order(m: ImpreciseMatch) -> tuple[Any, ...]:

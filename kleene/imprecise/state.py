@@ -1,8 +1,9 @@
 """The state of an interval matcher as snapshot data (``IntervalMatcher.snapshot``).
 
 The tree is written in :mod:`kleene.runtime.snapshot`'s tagged data format, never
-pickled, framed with the kind "interval query" and a fingerprint of the query and every
-option that changes what the state means (:func:`fingerprint`). Events are written once,
+pickled, framed with the kind's tag (``snapshot.INTERVAL``) and a fingerprint of the
+query and every option that changes what the state means (:func:`fingerprint`, the one
+recipe of every kind: :func:`kleene.runtime.snapshot.kind_fingerprint`). Events are written once,
 in a table, and referred to by number everywhere else: the frameworks tell events apart
 by identity (the same-id check, the NELTs of runs sharing a last event), so a restored
 matcher gets one object per event, shared as before.
@@ -10,13 +11,15 @@ matcher gets one object per event, shared as before.
 What is saved, per part of the matcher (the rest is rebuilt from the plan):
 
 * admission: the largest lower and upper bound so far, the ids seen, the arrival
-  position, the rejected events not yet taken;
+  position, the latest heartbeat, the rejected events not yet taken and how many were
+  rejected in all;
 * the events held until flush (U_max measured over the input);
 * the framework (:mod:`kleene.imprecise.choice`) with its U_max: the point-based
   framework's point buffer, runs, arrived events, NELTs and signature groups; the
   event-based framework's runs, arrived events, pending signatures and sorting buffers
   (its memo of Algorithm 2 tables and its labels of results' events are caches and
-  start empty); the Kleene framework's events.
+  start empty; the count of point matches held is recounted); the Kleene framework's
+  events.
 
 Loading checks every type, length and reference against the plan, so a malformed
 payload is refused with a :class:`~kleene.errors.SnapshotError`, never later.
@@ -43,10 +46,11 @@ from kleene.imprecise.points import PointMatch, PointMatching, Run
 from kleene.imprecise.result import Labels
 from kleene.match import RejectedEvent
 from kleene.runtime.snapshot import (
-    digest,
+    INTERVAL,
     fail,
     fields_of,
     integer,
+    kind_fingerprint,
     mapping,
     sequence,
     text,
@@ -69,11 +73,12 @@ class IntervalMatcher(Protocol):
     def start(self, u_max: int) -> None: ...
 
 
-LAYOUT = 3  # the layout of this module's tree (part of the fingerprint)
+LAYOUT = 4  # the layout of this module's tree (part of the fingerprint)
 
 # the attributes of each framework object: those this module saves (the event-based
-# framework's memo and labels, caches, are restored empty), and those rebuilt from the
-# plan and options (tests/imprecise/test_snapshot.py keeps the lists complete)
+# framework's memo and labels, caches, are restored empty; the collapser's count of
+# point matches held is recounted), and those rebuilt from the plan and options
+# (tests/imprecise/test_snapshot.py keeps the lists complete)
 SAVED: dict[type, tuple[str, ...]] = {
     PointFramework: ("expansion", "matching", "collapser"),
     StreamExpansion: ("heap",),
@@ -84,28 +89,30 @@ SAVED: dict[type, tuple[str, ...]] = {
     QueryOrder: ("buffers",),
     SelectivityOrder: ("waiting", "held", "counts"),
     KleeneFramework: ("events",),
-    Collapser: ("groups",),
+    Collapser: ("groups", "held"),
 }
 REBUILT: dict[type, tuple[str, ...]] = {
     PointFramework: ("horizon", "u_max"),
     StreamExpansion: ("now_lower", "u_max"),
-    PointMatching: ("steps", "use_nelt", "window"),
+    PointMatching: ("budget", "steps", "use_nelt", "window"),
     EventFramework: (
         *("components", "horizon", "keep", "length", "next_match"),
         *("plan", "start", "steps", "u_max", "window", "prefixes", "memo_limit", "full"),
+        "budget",
         "completed",  # empty between pushes
     ),
     QueryOrder: (),
     SelectivityOrder: ("window",),
-    KleeneFramework: ("components", "keep", "plan", "steps", "window"),
+    KleeneFramework: ("budget", "components", "keep", "plan", "steps", "window"),
     Collapser: ("candidates", "keep", "next_match", "plan", "steps", "window"),
 }
 
 
 def fingerprint(facts: list[Any]) -> bytes:
-    """SHA-256 of what an interval matcher's state means: the query's canonical text and
-    the options (``facts``, from :class:`kleene.imprecise.query.IntervalQuery`)."""
-    return digest(["interval", LAYOUT, *facts])
+    """What an interval matcher's state means, by the one recipe of every kind: this
+    module's layout, the query's canonical text and the options (``facts``, from
+    :class:`kleene.imprecise.query.IntervalQuery`)."""
+    return kind_fingerprint(INTERVAL, [LAYOUT, *facts])
 
 
 # --- writing ------------------------------------------------------------------------------
@@ -140,6 +147,7 @@ def to_data(m: IntervalMatcher) -> Any:
         "position": a.position,
         "floor": a.floor,
         "rejected": [(r.id, r.position, r.reason, dict(r.record)) for r in a.rejected],
+        "rejected_count": a.rejected_count,
     }
     held = w.refs(m.held)
     framework = None
@@ -296,8 +304,8 @@ def restore(m: IntervalMatcher, data: Any) -> None:
 
 
 def _restore_admission(a: Admission, data: Any) -> None:
-    bounds, ids, position, floor, rejected = fields_of(
-        data, "the admission", "bounds", "ids", "position", "floor", "rejected"
+    bounds, ids, position, floor, rejected, count = fields_of(
+        data, "the admission", "bounds", "ids", "position", "floor", "rejected", "rejected_count"
     )
     now_lower, now_upper = sequence(bounds, "the bounds so far", tuple, 2)
     if (now_lower is None) != (now_upper is None):
@@ -318,6 +326,7 @@ def _restore_admission(a: Admission, data: Any) -> None:
         a.rejected.append(
             RejectedEvent(event_id, at, text(reason, "a reason"), mapping(record, "a record"))
         )
+    a.rejected_count = integer(count, "the count of rejected events", len(a.rejected))
 
 
 def _restore_framework(fw: Framework, data: Any, r: _Reader) -> None:
@@ -463,3 +472,4 @@ def _restore_groups(c: Collapser, data: Any, r: _Reader) -> None:
         if not group.matches:
             fail("a signature group without point matches")
         c.groups[tuple(e.position for e in events)] = group
+    c.held = sum(len(g.matches) for g in c.groups.values())

@@ -132,7 +132,7 @@ def test_an_event_breaking_a_heartbeats_promise_is_rejected() -> None:
     (rejected,) = m.take_rejected()
     assert rejected.id == 2 and "before the heartbeat 5" in rejected.reason
     try:
-        m.heartbeat(2.5)  # type: ignore[arg-type]
+        m.heartbeat(2.5)
     except kleene.KleeneError as exc:
         assert "whole number" in str(exc)
     else:

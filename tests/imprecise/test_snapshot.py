@@ -129,10 +129,10 @@ def test_a_snapshot_of_another_query_or_options_is_refused() -> None:
     ):
         with pytest.raises(SnapshotError, match=r"another query .* resume it with the query"):
             other.matcher(state=data)
-    with pytest.raises(SnapshotError, match="interval events, not from a query;"):
+    with pytest.raises(SnapshotError, match=r"interval events, not from a SASE\+ query;"):
         kleene.compile(text).matcher(state=data)
     point = kleene.compile(text).matcher().snapshot()
-    with pytest.raises(SnapshotError, match="from a query, not from a query over interval"):
+    with pytest.raises(SnapshotError, match=r"from a SASE\+ query, not from a query over interval"):
         kleene.compile(text, time="interval", u_max=3).matcher(state=point)
 
 
