@@ -13,10 +13,9 @@ from kleene.cli._common import EXIT_USAGE, CliError
 from kleene.cli._kinds import QueryKind
 from kleene.io.schema import TEMPORAL_KEYS
 from kleene.kinds import is_tpstream
-from kleene.runtime.limits import DEFAULT_MAX_RUNS
 from kleene.tpstream.query import TemporalQuery
 
-_FIELDS = ("type_field", "time_field", "id_field", "time_unit")
+_FIELDS = ("type_field", "time_field", "id_field", "time_unit", "max_runs")
 
 
 def compile_tpstream(text: str, args: argparse.Namespace, fields: dict[str, Any]) -> TemporalQuery:
@@ -30,7 +29,6 @@ def compile_tpstream(text: str, args: argparse.Namespace, fields: dict[str, Any]
             ("--algorithm", getattr(args, "algorithm", None)),
             ("--preprocessing", getattr(args, "preprocessing", None)),
             ("--allowed-lateness", fields.get("allowed_lateness")),
-            ("--max-runs", fields.get("max_runs") not in (None, DEFAULT_MAX_RUNS)),
         )
         if given
     ]
