@@ -8,6 +8,14 @@ timestamp with both (section 5.3) and returns the matches it detects then. Each 
 gets its RETURN values: aggregates of finished situations over their whole events, of a
 situation still going on at detection over its events so far (its end and duration are
 null). Times leave as they came in (datetimes stay datetimes).
+
+It is the TPStream kind's :class:`~kleene.runtime.contract.StreamMatcher`: the matches
+a situation matcher enumerates lazily go through one
+:class:`~kleene.runtime.output.Output` per call, which stops the join at
+``max_matches``; ``max_runs`` bounds the situations all partitions' matchers hold;
+``advance_to`` sets the stream's time (later events before it are rejected as late)
+and lets each partition purge what the window excludes from then on (no match is
+detected by time alone, section 5.3.2). Snapshots carry the ``TPSTREAM`` tag.
 """
 
 from __future__ import annotations
