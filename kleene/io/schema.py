@@ -186,7 +186,7 @@ def _temporal_record(match: TemporalMatch) -> dict[str, Any]:
         "situations": {
             name: {"start": utc(s.start), "end": utc(s.end)} for name, s in match.situations.items()
         },
-        "partition": utc(list(match.key)),
+        "partition": utc(list(match.partition)),
         "time": utc(match.time),
         "detected": utc(match.detected),
     }

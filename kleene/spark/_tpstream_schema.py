@@ -141,8 +141,8 @@ def match_row(schema: TemporalSchema, m: TemporalMatch, order: int, seq: int) ->
         KIND: MATCH_KIND,
         ORDER: order,
         SEQ: seq,
-        "match_id": match_id({"partition": [plain(k) for k in m.key], **_listed(starts)}),
-        "partition": partition_text(m.key),
+        "match_id": match_id({"partition": [plain(k) for k in m.partition], **_listed(starts)}),
+        "partition": partition_text(m.partition),
         "time": plain(m.time),
         "detected": plain(m.detected),
     }

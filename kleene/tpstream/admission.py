@@ -7,7 +7,9 @@ without a type belongs to it. Checked, in order: what makes a record an event at
 (kleene.events), a readable timestamp of the stream's one kind (numbers or datetimes),
 every attribute the query reads present, usable (a number, a string, a boolean or a
 datetime) and of the kind first seen for that attribute, and a timestamp later than the
-previous event's of its partition (section 4.1: timestamps are unique and in order).
+previous event's of its partition (section 4.1: timestamps are unique and in order) and
+not before the stream's time (``floor``: the latest time given to
+:meth:`~kleene.tpstream.runtime.TemporalMatcher.advance_to`).
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from kleene.tpstream.plan import TemporalPlan
 @dataclass(frozen=True)
 class Admitted:
     """An admitted event: its input position, partition key, time (internal: datetimes
-    as epoch microseconds) and the values of the plan's attributes, in order."""
+    as epoch microseconds), the values of the plan's attributes, in order, and its id
+    (its position where it has none)."""
 
     position: int
     key: tuple[Any, ...]
     time: Any
     values: tuple[Any, ...]
+    id: Any = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,9 @@ class Admission:
         self.last: dict[tuple[Any, ...], Any] = {}
         self.position = 0
         self.rejected: list[RejectedEvent] = []
+        self.rejected_count = 0  # since the stream began
+        # no event before this time (internal units) is admitted; None: no such time
+        self.floor: Any = None
         # events per partition a batch needs to be admitted column-wise
         self.min_rows = MIN_ROWS_PER_PARTITION
 
@@ -88,8 +95,11 @@ class Admission:
         times = batch.times_array()
         parts: dict[tuple[Any, ...], np.ndarray] = {}
         late: list[tuple[int, Any]] = []
+        floor = self.floor
         for key, rows in keys.items():
             fresh, before = _in_order(times[rows], self.last.get(key))
+            if floor is not None:
+                fresh &= times[rows] >= floor
             if not fresh.all():
                 late += zip(rows[~fresh].tolist(), before[~fresh].tolist(), strict=True)
                 rows = rows[fresh]
@@ -98,9 +108,7 @@ class Admission:
                 self.last[key] = times[rows[-1]].item()
         for j, before_j in sorted(late):
             reason = self._late(times[j].item(), before_j)
-            self.rejected.append(
-                RejectedEvent(batch.ids[j], self.position + j, reason, batch.record(j))
-            )
+            self._reject(RejectedEvent(batch.ids[j], self.position + j, reason, batch.record(j)))
         first, self.position = self.position, self.position + len(batch)
         return AdmittedColumns(batch, times, first, parts)
 
@@ -132,7 +140,7 @@ class Admission:
             reason = self._problem(batch, j)
             if reason is not None:
                 rid = position if j in batch.problems else batch.ids[j]
-                self.rejected.append(RejectedEvent(rid, position, reason, batch.record(j)))
+                self._reject(RejectedEvent(rid, position, reason, batch.record(j)))
             elif self._ours(batch, j):
                 out.append(self._admitted(batch, j, position))
         self.position += len(batch)
@@ -165,18 +173,16 @@ class Admission:
         columns = [times if a == "timestamp" else batch.column(a) for a in self.plan.attributes]
         rows = list(zip(*columns, strict=True)) if columns else [()] * n
         out = []
-        last = self.last
+        last, floor, ids = self.last, self.floor, batch.ids
         for j, (key, values) in enumerate(zip(keys, rows, strict=True)):
             time = times[j]
             before = last.get(key)
-            if before is not None and time <= before:
+            if (before is not None and time <= before) or (floor is not None and time < floor):
                 reason = self._late(time, before)
-                self.rejected.append(
-                    RejectedEvent(batch.ids[j], self.position + j, reason, batch.record(j))
-                )
+                self._reject(RejectedEvent(ids[j], self.position + j, reason, batch.record(j)))
                 continue
             last[key] = time
-            out.append(Admitted(self.position + j, key, time, values))
+            out.append(Admitted(self.position + j, key, time, values, ids[j]))
         self.position += len(batch)
         return out
 
@@ -215,12 +221,19 @@ class Admission:
         time = batch.times[j]
         key = tuple(batch.column(a)[j] for a in self.plan.partition)
         last = self.last.get(key)
-        if last is None or time > last:
+        if (last is None or time > last) and (self.floor is None or time >= self.floor):
             return None
         return self._late(time, last)
 
+    def _reject(self, event: RejectedEvent) -> None:
+        self.rejected.append(event)
+        self.rejected_count += 1
+
     def _late(self, time: Any, last: Any) -> str:
-        """Why an event at ``time`` cannot follow its partition's last, at ``last``."""
+        """Why an event at ``time`` cannot follow its partition's last, at ``last``
+        (None: it has none), or the stream's time (``floor``)."""
+        if self.floor is not None and time < self.floor:
+            return late_reason(self._shown(time), self._shown(self.floor))
         shown = self._shown(time), self._shown(last)
         if time < last:
             return late_reason(*shown) + " (of its partition)"
@@ -245,7 +258,7 @@ class Admission:
         values = tuple(
             time if a == "timestamp" else batch.column(a)[j] for a in self.plan.attributes
         )
-        return Admitted(position, key, time, values)
+        return Admitted(position, key, time, values, batch.ids[j])
 
 
 def _in_order(times: np.ndarray, last: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -37,16 +37,27 @@ from kleene.tpstream.plan import SymbolPlan, TemporalPlan
 @dataclass
 class Ongoing:
     """A situation going on: its start, first and last event positions, whether it was
-    reported started, and one aggregate state per aggregate of its symbol."""
+    reported started, one aggregate state per aggregate of its symbol, and the ids of
+    its first and last events."""
 
     start: Time
     first: int
     last: int
     reported: bool
     states: list[list[Any]]
+    first_id: Any = None
+    last_id: Any = None
 
     def to_data(self) -> list[Any]:
-        return [self.start, self.first, self.last, self.reported, self.states]
+        return [
+            self.start,
+            self.first,
+            self.last,
+            self.reported,
+            self.states,
+            self.first_id,
+            self.last_id,
+        ]
 
 
 class Deriver:
@@ -71,21 +82,25 @@ class Deriver:
         # that batch, and the states of one going on before it
         self._runs: dict[tuple[int, Time], tuple[int, list[list[Any]] | None]] = {}
         self._column: Callable[[int], list[Any]] = lambda i: []
+        self._ident: Callable[[int], Any] = lambda i: None
 
     def push(
-        self, time: Time, position: int, values: tuple[Any, ...]
+        self, time: Time, position: int, values: tuple[Any, ...], ident: Any = None
     ) -> tuple[list[Situation], list[Situation]]:
-        """One event of the partition: the situations it makes visible (started, end
-        None) and those it finishes, in DEFINE order."""
+        """One event of the partition (its id ``ident``, its position if None): the
+        situations it makes visible (started, end None) and those it finishes, in
+        DEFINE order."""
         started: list[Situation] = []
         finished: list[Situation] = []
+        if ident is None:
+            ident = position
         for k, symbol in enumerate(self.symbols):
             now = self.ongoing[k]
             if symbol.holds(values):
                 if now is None:
-                    now = self.ongoing[k] = self._open(k, time, position, values)
+                    now = self.ongoing[k] = self._open(k, time, position, values, ident)
                 else:
-                    self._prolong(k, now, position, values)
+                    self._prolong(k, now, position, values, ident)
                 if not now.reported and self._visible(symbol, now, time):
                     now.reported = True
                     started.append(self._situation(symbol, now, None, {}))
@@ -94,6 +109,12 @@ class Deriver:
                 if self._satisfied(symbol.name, time - now.start):
                     finished.append(self._situation(symbol, now, time, self._results(k, now)))
         return started, finished
+
+    def going_on_since(self) -> Time | None:
+        """The earliest start of a situation going on (reported or not), None if none:
+        every situation the matcher will still see starts then or at a later event."""
+        starts = [now.start for now in self.ongoing if now is not None]
+        return min(starts) if starts else None
 
     def partial(self, symbol: str, start: Time) -> Mapping[str, Any] | None:
         """The aggregates so far of ``symbol``'s situation going on since ``start``."""
@@ -110,17 +131,21 @@ class Deriver:
         positions: list[int],
         masks: list[np.ndarray],
         column: Callable[[int], list[Any]],
+        ident: Callable[[int], Any] | None = None,
     ) -> list[tuple[int, int, int, Situation]]:
         """Many events of the partition at once, column-wise: ``times`` (increasing,
         ``t`` the same as a list) and ``positions`` of the events, ``masks[k]``
         whether each satisfies symbol k's predicate, ``column(i)`` the values of
-        attribute i. The result is what :meth:`push` would report event by event, as
-        ``(event index, 0 started or 1 finished, symbol index, situation)`` per
-        situation, unsorted: the runs of each mask are found by its differences, not
-        by a Python step per event."""
+        attribute i, ``ident(i)`` the id of event i (its position if None; asked only
+        of the events that begin or end a situation). The result is what :meth:`push`
+        would report event by event, as ``(event index, 0 started or 1 finished,
+        symbol index, situation)`` per situation, unsorted: the runs of each mask are
+        found by its differences, not by a Python step
+        per event."""
         out: list[tuple[int, int, int, Situation]] = []
         self._runs.clear()
         self._column = column
+        self._ident = positions.__getitem__ if ident is None else ident
         n = len(t)
         for k, symbol in enumerate(self.symbols):
             mask = masks[k]
@@ -152,15 +177,20 @@ class Deriver:
     ) -> None:
         """The runs of a symbol without aggregates or a duration constraint: each is
         reported started at its first event and finished at its failing one."""
-        name, key, n = self.symbols[k].name, self.key, len(t)
+        name, key, n, ident = self.symbols[k].name, self.key, len(t), self._ident
         for a, b in zip(opens, closes, strict=True):
-            start, first = t[a], positions[a]
-            out.append((a, 0, k, Situation(name, key, start, None, first, first, {})))
+            start, first, first_id = t[a], positions[a], ident(a)
+            s = Situation(name, key, start, None, first, first, {}, first_id, first_id)
+            out.append((a, 0, k, s))
             if b < n:
                 last = positions[b - 1]
-                out.append((b, 1, k, Situation(name, key, start, t[b], first, last, {})))
+                s = Situation(name, key, start, t[b], first, last, {}, first_id, ident(b - 1))
+                out.append((b, 1, k, s))
         if closes[-1] == n:
-            self.ongoing[k] = Ongoing(t[opens[-1]], positions[opens[-1]], positions[-1], True, [])
+            a = opens[-1]
+            self.ongoing[k] = Ongoing(
+                t[a], positions[a], positions[-1], True, [], ident(a), ident(n - 1)
+            )
 
     def _run(
         self,
@@ -188,16 +218,26 @@ class Deriver:
             if symbol.aggregates:
                 values = self._row(k, a)
                 self._runs[(k, t[a])] = (a, None)
-            now = self._open(k, t[a], positions[a], values)
+            now = self._open(k, t[a], positions[a], values, self._ident(a))
             self._add_events(k, now, a + 1, b)
         if a < b:
-            now.last = positions[b - 1]
+            now.last, now.last_id = positions[b - 1], self._ident(b - 1)
         if not now.reported and a < b:
             seen = self._first_visible(symbol, now, times[a:b])
             if seen is not None:
                 now.reported = True
                 at = positions[a + seen]  # the situation's last event when it is seen
-                s = Situation(symbol.name, self.key, now.start, None, now.first, at, {})
+                s = Situation(
+                    symbol.name,
+                    self.key,
+                    now.start,
+                    None,
+                    now.first,
+                    at,
+                    {},
+                    now.first_id,
+                    self._ident(a + seen),
+                )
                 out.append((a + seen, 0, k, s))
         if b == len(t):
             self.ongoing[k] = now
@@ -258,15 +298,19 @@ class Deriver:
 
     # --- Algorithm 1's cases ------------------------------------------------------
 
-    def _open(self, k: int, time: Time, position: int, values: tuple[Any, ...]) -> Ongoing:
+    def _open(
+        self, k: int, time: Time, position: int, values: tuple[Any, ...], ident: Any = None
+    ) -> Ongoing:
         states = [
             aggregates.start(a.func, None if j is None else values[j])
             for a, j in zip(self.symbols[k].aggregates, self.attr_index[k], strict=True)
         ]
-        return Ongoing(time, position, position, False, states)
+        return Ongoing(time, position, position, False, states, ident, ident)
 
-    def _prolong(self, k: int, now: Ongoing, position: int, values: tuple[Any, ...]) -> None:
-        now.last = position
+    def _prolong(
+        self, k: int, now: Ongoing, position: int, values: tuple[Any, ...], ident: Any
+    ) -> None:
+        now.last, now.last_id = position, ident
         for a, j, state in zip(
             self.symbols[k].aggregates, self.attr_index[k], now.states, strict=True
         ):
@@ -292,7 +336,17 @@ class Deriver:
     def _situation(
         self, symbol: SymbolPlan, now: Ongoing, end: Time | None, values: Mapping[str, Any]
     ) -> Situation:
-        return Situation(symbol.name, self.key, now.start, end, now.first, now.last, values)
+        return Situation(
+            symbol.name,
+            self.key,
+            now.start,
+            end,
+            now.first,
+            now.last,
+            values,
+            now.first_id,
+            now.last_id,
+        )
 
     # --- snapshots ------------------------------------------------------------------
 

@@ -11,11 +11,14 @@ situation they depend on is in the working set, and an empty one cuts the branch
 clipped by the window's bound on starts. Situations still running (section 5.3) are
 no part of the buffers: a step may take its symbol's running situation instead, when
 every constraint to the working set is decided with its end unknown.
+
+The join is a generator: each complete working set is yielded as it is found, and the
+search goes on only as far as the caller takes them (``max_matches`` stops it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from kleene.tpstream.buffers import SituationBuffer
@@ -69,7 +72,7 @@ def plan_join(order: Sequence[str], fixed: frozenset[str], links: Links) -> Join
 
 
 class Join:
-    """One run of performMatch over the buffers; ``emit`` receives each complete
+    """One run of performMatch over the buffers; :meth:`run` yields each complete
     working set (the caller checks the window and publishes)."""
 
     def __init__(
@@ -78,18 +81,18 @@ class Join:
         running: Mapping[str, Situation],
         window: Time,
         counts: tuple[list[int], list[int], list[int], list[int]],
-        emit: Callable[[dict[str, Situation]], None],
     ) -> None:
         self.buffers = buffers
         self.running = running
         self.window = window
         self.candidates, self.survivors, self.queries, self.idle = counts
-        self.emit = emit
 
-    def run(self, plan: JoinPlan, ws: dict[str, Situation]) -> None:
+    def run(self, plan: JoinPlan, ws: dict[str, Situation]) -> Iterator[dict[str, Situation]]:
+        """Each complete working set, extending ``ws`` (the same dict each time, changed
+        once the next is asked for: read it before)."""
         ranges: list[Ranges] = [[] for _ in plan.steps]
         if self._prepare(plan, 0, ws, ranges):
-            self._step(plan, 0, ws, ranges)
+            yield from self._step(plan, 0, ws, ranges)
 
     def _prepare(
         self, plan: JoinPlan, level: int, ws: dict[str, Situation], ranges: list[Ranges]
@@ -125,9 +128,11 @@ class Join:
                 return False
         return True
 
-    def _step(self, plan: JoinPlan, i: int, ws: dict[str, Situation], ranges: list[Ranges]) -> None:
+    def _step(
+        self, plan: JoinPlan, i: int, ws: dict[str, Situation], ranges: list[Ranges]
+    ) -> Iterator[dict[str, Situation]]:
         if i == len(plan.steps):
-            self.emit(ws)
+            yield ws
             return
         y = plan.steps[i]
         buf = self.buffers[y]
@@ -138,7 +143,7 @@ class Join:
             for p in range(lo, hi):
                 ws[y] = buf[p]
                 if self._prepare(plan, i + 1, ws, ranges):
-                    self._step(plan, i + 1, ws, ranges)
+                    yield from self._step(plan, i + 1, ws, ranges)
         r = self.running.get(y)
         if (
             r is not None
@@ -147,5 +152,5 @@ class Join:
         ):
             ws[y] = r
             if self._prepare(plan, i + 1, ws, ranges):
-                self._step(plan, i + 1, ws, ranges)
+                yield from self._step(plan, i + 1, ws, ranges)
         ws.pop(y, None)

@@ -20,12 +20,20 @@ end (Table 2; a constraint holding the whole prefix group was decided at the lat
 start). Each configuration is reported once, at the first update at which it is
 decided, which is the earliest time of section 5.3.1 (:mod:`kleene.tpstream.latency`);
 the window bounds that time, so both modes report the same matches.
+
+Matches are enumerated lazily (:meth:`SituationMatcher.matches` is a generator over
+the joins of performMatch), so a caller that counts them against ``max_matches``
+(:class:`~kleene.runtime.output.Output`) stops the join at the limit instead of
+building every configuration first. Time passing without events
+(:meth:`SituationMatcher.advance_to`) detects nothing, since a match is detected only
+at a situation's start or end, both at events (section 5.3.2), but lets the window
+purge the buffers.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -158,7 +166,17 @@ class SituationMatcher:
         self, time: Time, started: Sequence[Situation], finished: Sequence[Situation]
     ) -> list[TemporalMatch]:
         """Take the situations that became visible (``started``, end None) or ended
-        (``finished``) at ``time``, times increasing, and return the matches found now.
+        (``finished``) at ``time``, times increasing, and return the matches found now
+        (:meth:`matches`, all of them)."""
+        return list(self.matches(time, started, finished))
+
+    def matches(
+        self, time: Time, started: Sequence[Situation], finished: Sequence[Situation]
+    ) -> Iterable[TemporalMatch]:
+        """:meth:`update`'s matches, enumerated lazily: the join runs as far as they are
+        taken. Take them all before the next call (the enumeration reads the buffers;
+        with low latency the buffers are updated before, without it each ended
+        situation joins its buffer just before its join, as Algorithm 2 does).
 
         Both modes need ``started``: it bounds how far back a later match can reach.
         A situation with a minimum duration only is expected in ``started`` at the
@@ -167,11 +185,38 @@ class SituationMatcher:
             found = self._update_low_latency(time, started, finished)
         else:
             found = self._update_on_end(time, started, finished)
+        if found is None:
+            self._turn(time)
+            return ()
+        return self._then_turn(found, time)
+
+    def _then_turn(self, found: Iterator[TemporalMatch], time: Time) -> Iterator[TemporalMatch]:
+        yield from found
+        self._turn(time)
+
+    def _turn(self, time: Time) -> None:
         # the planner's turn comes by time (infinitely far without a planner), so an
         # update does the same one comparison with or without one
         if time >= self._mark:
             self._consult(time)
-        return found
+
+    def held(self) -> int:
+        """The situations this matcher holds: buffered (finished, within the window)
+        and running (section 5.3's separate buffer)."""
+        return sum(map(len, self._in_symbol_order)) + len(self._running)
+
+    def advance_to(self, time: Time, going_on: Time | None) -> None:
+        """No update before ``time`` will come, and every situation still to come
+        starts at ``going_on`` (the earliest start of a situation going on in the
+        deriver) or at ``time`` or later: purge what no later update can match. A later
+        update at t >= ``time`` purges by at least min(t - slack, the starts of the
+        situations it sees), and those situations are going on now or start at
+        ``time`` or later, so this bound is never above that one. No match is
+        detected: matches are found at situations' starts and ends (section 5.3.2)."""
+        bound = time - self._slack
+        if going_on is not None and going_on < bound:
+            bound = going_on
+        self._purge(bound - self.pattern.window)
 
     def attach(self, planner: Planner | None) -> None:
         """Let ``planner`` choose the order from inside :meth:`update` (section 5.4.1),
@@ -306,9 +351,10 @@ class SituationMatcher:
 
     def _update_on_end(
         self, time: Time, started: Sequence[Situation], finished: Sequence[Situation]
-    ) -> list[TemporalMatch]:
+    ) -> Iterator[TemporalMatch] | None:
         """Algorithm 2: each ended situation joins its buffer, then the join runs with
-        it fixed, so a configuration of several ended now is found once (by the last)."""
+        it fixed, so a configuration of several ended now is found once (by the last).
+        None when nothing ended (no join to run)."""
         for s in started:
             self._running[s.symbol] = s
         for s in finished:
@@ -321,16 +367,22 @@ class SituationMatcher:
             + [s.start for s in finished]
         )
         self._purge(bound - self.pattern.window)
-        found = _Found(self.pattern, time, low_latency=False)
+        if not finished:
+            return None
+        return self._joins_on_end(finished, _Found(self.pattern, time, low_latency=False))
+
+    def _joins_on_end(
+        self, finished: Sequence[Situation], found: _Found
+    ) -> Iterator[TemporalMatch]:
         for s in finished:
             self._buffers[s.symbol].append(s)
-            self._perform({s.symbol: s}, found)
-        return found.matches
+            yield from self._perform({s.symbol: s}, found)
 
     def _update_low_latency(
         self, time: Time, started: Sequence[Situation], finished: Sequence[Situation]
-    ) -> list[TemporalMatch]:
-        """Algorithm 4 (see the module docstring)."""
+    ) -> Iterator[TemporalMatch] | None:
+        """Algorithm 4 (see the module docstring): the buffers updated now, the joins
+        when the matches are taken; None when no situation triggers a join."""
         running = self._running
         before = dict(running) if finished else running
         visible: list[Situation] = []
@@ -360,10 +412,23 @@ class SituationMatcher:
             if s.end is not None or s.start != time or s.symbol in self._start_triggers
         ]
         if not triggers and not ended:
-            return []
+            return None
+        return self._joins_low_latency(time, triggers, ended, before, ended_now)
+
+    def _joins_low_latency(
+        self,
+        time: Time,
+        triggers: list[Situation],
+        ended: list[Situation],
+        before: Mapping[str, Situation],
+        ended_now: Mapping[str, Situation],
+    ) -> Iterator[TemporalMatch]:
+        """Algorithm 4's performMatch calls: each trigger situation fixed, then each
+        situation that ended with a running partner it is constrained to."""
+        running = self._running
         found = _Found(self.pattern, time, low_latency=True)
         for s in triggers:
-            self._perform({s.symbol: s}, found)
+            yield from self._perform({s.symbol: s}, found)
         for s in ended:
             for i in self._end_triggers[s.symbol]:
                 c = self.pattern.constraints[i]
@@ -373,8 +438,7 @@ class SituationMatcher:
                     continue  # no partner running, or decided when both started
                 partner = ended_now.get(other, running.get(other))
                 if partner is not None and partner.start == prev.start:
-                    self._perform({s.symbol: s, other: partner}, found)
-        return found.matches
+                    yield from self._perform({s.symbol: s, other: partner}, found)
 
     def _stop_running(self, s: Situation) -> None:
         r = self._running.get(s.symbol)
@@ -387,8 +451,8 @@ class SituationMatcher:
 
     # -- Algorithm 3 ---------------------------------------------------------------
 
-    def _perform(self, ws: dict[str, Situation], found: _Found) -> None:
-        """performMatch with the situations of ``ws`` fixed."""
+    def _perform(self, ws: dict[str, Situation], found: _Found) -> Iterator[TemporalMatch]:
+        """performMatch with the situations of ``ws`` fixed: its matches, one by one."""
         for c in self.pattern.constraints:
             if c.left in ws and c.right in ws and not decided(c.relations, ws[c.left], ws[c.right]):
                 return
@@ -397,7 +461,11 @@ class SituationMatcher:
         if plan is None:
             plan = self._plans[fixed] = plan_join(self.order, fixed, self._links)
         running = self._running if self.low_latency else {}
-        Join(self._buffers, running, self.pattern.window, self._counts, found.publish).run(plan, ws)
+        publish = found.publish
+        for config in Join(self._buffers, running, self.pattern.window, self._counts).run(plan, ws):
+            m = publish(config)
+            if m is not None:
+                yield m
 
 
 class _Found:
@@ -407,29 +475,30 @@ class _Found:
     def __init__(self, pattern: TemporalPattern, time: Time, low_latency: bool) -> None:
         self.pattern = pattern
         self.time = time
-        self.matches: list[TemporalMatch] = []
         self.seen: set[tuple[Time, ...]] | None = set() if low_latency else None
 
-    def publish(self, ws: dict[str, Situation]) -> None:
+    def publish(self, ws: Mapping[str, Situation]) -> TemporalMatch | None:
+        """The match of a complete working set, None if the window refuses it or it
+        was published already."""
         symbols = self.pattern.symbols
         starts = tuple([ws[x].start for x in symbols])
         # a configuration already published now passed the window check then (several
         # triggers of one update can find it): skip it before building anything
         seen = self.seen
         if seen is not None and starts in seen:
-            return
+            return None
         config = {x: ws[x] for x in symbols}
         # established by now at the latest: within the window if now is (within_window)
         if self.time - min(starts) > self.pattern.window and not within_window(
             self.pattern, config
         ):
-            return
+            return None
         if seen is not None:
             seen.add(starts)
         # Found when its last situation ends, or earlier while one still runs: the
         # update's time is its largest end when every end is known.
-        key = config[symbols[0]].key
-        self.matches.append(TemporalMatch(key, config, self.time, self.time))
+        partition = config[symbols[0]].key
+        return TemporalMatch(partition, config, self.time, self.time)
 
 
 def _duration_slack(pattern: TemporalPattern) -> Time:
@@ -452,6 +521,7 @@ def situation_data(s: Situation) -> dict[str, Any]:
         "first": s.first,
         "last": s.last,
         "aggregates": dict(s.aggregates),
+        "ids": [s.first_id, s.last_id],
     }
 
 
@@ -464,4 +534,5 @@ def situation_from(d: Mapping[str, Any]) -> Situation:
         d["first"],
         d["last"],
         dict(d["aggregates"]),
+        *d["ids"],
     )

@@ -79,7 +79,10 @@ class Situation:
     ``end`` is None while the situation is still going on (a *started* situation,
     section 5.3). ``aggregates`` holds the finished values the RETURN clause reads, by
     the name the compiler gave each aggregate; ``first``/``last`` are the positions (in
-    arrival order) of the situation's first and last event.
+    arrival order) of the situation's first and last event, ``first_id``/``last_id``
+    those events' ids (None where no event gave one, as in hand-made situations). A
+    situation is the run of all its partition's events from the first to the last
+    (Definition 7); the events in between are not kept.
     """
 
     symbol: str
@@ -89,6 +92,8 @@ class Situation:
     first: int
     last: int
     aggregates: Mapping[str, Any] = field(default_factory=dict)
+    first_id: Any = None
+    last_id: Any = None
 
     def __init__(
         self,
@@ -99,6 +104,8 @@ class Situation:
         first: int,
         last: int,
         aggregates: Mapping[str, Any] | None = None,
+        first_id: Any = None,
+        last_id: Any = None,
     ) -> None:
         # the fields at once, not through the frozen class's per-field setattr: the
         # deriver builds one per situation start and end (hot path)
@@ -110,11 +117,19 @@ class Situation:
             first=first,
             last=last,
             aggregates={} if aggregates is None else aggregates,
+            first_id=first_id,
+            last_id=last_id,
         )
 
     @property
     def finished(self) -> bool:
         return self.end is not None
+
+    def ids(self) -> tuple[Any, ...]:
+        """The ids of its first and last events, one id when that is one event."""
+        if self.first == self.last:
+            return (self.first_id,)
+        return (self.first_id, self.last_id)
 
 
 @dataclass(frozen=True)
@@ -152,14 +167,19 @@ class TemporalPattern:
 
 @dataclass(frozen=True, init=False)
 class TemporalMatch:
-    """One temporal configuration that matches (Definition 12), per partition key.
+    """One temporal configuration that matches (Definition 12), per partition.
 
-    ``time`` is Definition 12's output time, the largest end; ``detected`` is when the
-    matcher could first know the match (section 5.3), never later than ``time``.
-    ``returned`` holds the RETURN values by name (filled by the query's runtime).
+    It speaks :class:`kleene.match.MatchLike`: ``partition`` holds the partition key's
+    values (``()`` without PARTITION BY), ``start`` is the earliest situation start,
+    ``end`` Definition 12's output time ``time``, the largest end (or, for a match
+    reported while a situation still runs, the detection time); ``ids()`` maps each
+    symbol to the ids of its situation's first and last events (:meth:`Situation.ids`).
+    ``detected`` is when the matcher could first know the match (section 5.3), never
+    later than ``time``. ``returned`` holds the RETURN values by name (filled by the
+    query's runtime).
     """
 
-    key: tuple[Any, ...]
+    partition: tuple[Any, ...]
     situations: Mapping[str, Situation]
     time: Time
     detected: Time
@@ -167,7 +187,7 @@ class TemporalMatch:
 
     def __init__(
         self,
-        key: tuple[Any, ...],
+        partition: tuple[Any, ...],
         situations: Mapping[str, Situation],
         time: Time,
         detected: Time,
@@ -175,9 +195,32 @@ class TemporalMatch:
     ) -> None:
         # as Situation's: one match per configuration found (hot path)
         self.__dict__.update(
-            key=key,
+            partition=partition,
             situations=situations,
             time=time,
             detected=detected,
             returned={} if returned is None else returned,
         )
+
+    @property
+    def start(self) -> Time:
+        """The earliest start of its situations."""
+        return min(s.start for s in self.situations.values())
+
+    @property
+    def end(self) -> Time:
+        """Definition 12's output time: :attr:`time`."""
+        return self.time
+
+    def ids(self) -> dict[str, tuple[Any, ...]]:
+        """Each symbol -> the ids of its situation's first and last events."""
+        return {name: s.ids() for name, s in self.situations.items()}
+
+    def values(self) -> dict[str, Any]:
+        """The RETURN values by name (empty without a RETURN clause)."""
+        return dict(self.returned)
+
+    def key(self) -> tuple[Any, ...]:
+        """A hashable identity of the match: its partition and each symbol's situation
+        start (a symbol's situations in one partition never overlap, Definition 8)."""
+        return (self.partition, tuple(sorted((x, s.start) for x, s in self.situations.items())))

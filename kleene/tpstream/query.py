@@ -1,32 +1,25 @@
 """The compiled TPStream query: :func:`kleene.compile` returns one for a query text that
-starts with FROM (EDBT 2018, section 3)."""
+starts with FROM (EDBT 2018, section 3). It is the ``tpstream`` kind of
+:mod:`kleene.kinds`, on the one contract of :mod:`kleene.runtime.contract`: whole runs
+(``run``, ``run_detailed``) push the input, columnar or not, through one
+:class:`~kleene.tpstream.runtime.TemporalMatcher`."""
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from kleene.errors import QueryError
-from kleene.events import EventFields, check_input
-from kleene.match import RejectedEvent, rejected_warning
-from kleene.runtime.limits import DEFAULT_MAX_MATCHES
-from kleene.runtime.snapshot import digest
+from kleene.events import EventFields
+from kleene.runtime import snapshot
+from kleene.runtime.contract import CompiledQuery, OnMatches
+from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
 from kleene.times import time_unit_seconds
 from kleene.tpstream.compile import build_plan
 from kleene.tpstream.model import TemporalMatch, TemporalPattern
 from kleene.tpstream.plan import TemporalPlan
 from kleene.tpstream.planning import SharedPlanner, fixed_order_explanation
 from kleene.tpstream.runtime import TemporalMatcher
-
-
-@dataclass(frozen=True)
-class TemporalRunResult:
-    """Everything one batch run produced."""
-
-    matches: list[TemporalMatch]
-    rejected: list[RejectedEvent] = field(default_factory=list)
 
 
 def _situation_matcher(order: Sequence[str] | None, low_latency: bool) -> Callable[..., Any]:
@@ -38,7 +31,7 @@ def _situation_matcher(order: Sequence[str] | None, low_latency: bool) -> Callab
     return make
 
 
-class TemporalQuery:
+class TemporalQuery(CompiledQuery[TemporalMatch]):
     """A compiled TPStream query. Create with :func:`kleene.compile`.
 
     Options: ``time_field``, ``type_field``, ``id_field`` (where events keep their
@@ -48,8 +41,13 @@ class TemporalQuery:
     ``order`` (a fixed evaluation order of the symbols; default: chosen and adapted
     by one :class:`~kleene.tpstream.planning.SharedPlanner` over all partitions,
     section 5.4), ``max_matches`` (the matches one matcher may report before
-    :class:`~kleene.errors.MatchLimitError`; None for no limit).
+    :class:`~kleene.errors.MatchLimitError`, counted as the joins produce them; None
+    for no limit), ``max_runs`` (the situations the matcher may hold at once, buffered
+    within the window or running, over all partitions, before
+    :class:`~kleene.errors.RunLimitError`).
     """
+
+    kind: ClassVar[str] = "tpstream"
 
     def __init__(
         self,
@@ -62,7 +60,10 @@ class TemporalQuery:
         low_latency: bool = True,
         order: Sequence[str] | None = None,
         max_matches: int | None = DEFAULT_MAX_MATCHES,
+        max_runs: int = DEFAULT_MAX_RUNS,
     ) -> None:
+        if max_runs < 1:
+            raise ValueError("max_runs must be >= 1")
         if max_matches is not None and max_matches < 0:
             raise ValueError("max_matches must be >= 0 (or None for no limit)")
         self.text = text
@@ -81,6 +82,7 @@ class TemporalQuery:
         self.low_latency = low_latency
         self.order = None if order is None else tuple(order)
         self.max_matches = max_matches
+        self.max_runs = max_runs
 
     # --- facts about the query ----------------------------------------------------
 
@@ -99,8 +101,9 @@ class TemporalQuery:
 
     @property
     def variables(self) -> tuple[str, ...]:
-        """No event variables: a match names situations (``situations``), not events."""
-        return ()
+        """The DEFINE symbols: a match binds one situation to each (its ``ids()`` give
+        each one's first and last event ids)."""
+        return self.plan.symbol_names
 
     def check_columns(self, events: Any) -> None:
         """Nothing to refuse up front: an event lacking an attribute the query reads is
@@ -109,21 +112,23 @@ class TemporalQuery:
     def fingerprint(self) -> bytes:
         """What a snapshot's state means: the query and the options that change it."""
         f = self.fields
-        facts = ["tpstream", self.text, [f.type_field, f.time_field, f.id_field]]
-        return digest([*facts, self.time_unit, self.low_latency, self.order])
+        order = None if self.order is None else list(self.order)
+        fields = [f.type_field, f.time_field, f.id_field]
+        facts: list[Any] = [self.text, fields, self.time_unit, self.low_latency, order]
+        return snapshot.kind_fingerprint(snapshot.TPSTREAM, facts)
 
     # --- evaluation -----------------------------------------------------------------
 
     def matcher(
-        self,
-        state: bytes | None = None,
-        on_matches: Callable[[list[TemporalMatch]], object] | None = None,
+        self, *, state: bytes | None = None, on_matches: OnMatches | None = None
     ) -> TemporalMatcher:
-        """A push-based matcher (``push``, ``flush``, ``snapshot``, ``take_rejected``);
-        ``state`` resumes from :meth:`TemporalMatcher.snapshot` (the planner's
-        statistics are re-derived, :mod:`kleene.tpstream.planning`); ``on_matches`` is
-        handed the matches as they are found, instead of returned; past ``max_matches``
-        matches a call raises :class:`~kleene.errors.MatchLimitError`."""
+        """A push-based matcher (``push``, ``advance_to``, ``flush``, ``snapshot``,
+        ``take_rejected``); ``state`` resumes from :meth:`TemporalMatcher.snapshot`
+        (the planner's statistics are re-derived, :mod:`kleene.tpstream.planning`);
+        ``on_matches`` is handed the matches as they are found, instead of returned;
+        past ``max_matches`` matches a call raises
+        :class:`~kleene.errors.MatchLimitError`, past ``max_runs`` situations held a
+        :class:`~kleene.errors.RunLimitError`."""
         return TemporalMatcher(
             self.plan,
             self.fields,
@@ -134,28 +139,8 @@ class TemporalQuery:
             planner_options={} if self.order is None else None,
             on_matches=on_matches,
             max_matches=self.max_matches,
+            max_runs=self.max_runs,
         )
-
-    def run_detailed(self, events: Any | Iterable[Any]) -> TemporalRunResult:
-        """All matches over a finite input, in the order they were detected, and the
-        rejected events with their reasons. Input: a pyarrow Table or RecordBatch, a
-        pandas DataFrame, one event as a mapping, or an iterable of mappings."""
-        if isinstance(events, Mapping):
-            events = [events]
-        elif not _columnar(events):
-            events = list(check_input(events))
-        m = self.matcher()
-        matches = m.push(events)
-        matches += m.flush()
-        return TemporalRunResult(matches, m.take_rejected())
-
-    def run(self, events: Any) -> list[TemporalMatch]:
-        """All matches over a finite input; rejected events are counted in a
-        :class:`RejectedEventsWarning` (:meth:`run_detailed` gives their reasons)."""
-        result = self.run_detailed(events)
-        if result.rejected:
-            warnings.warn(rejected_warning(result.rejected), stacklevel=2)
-        return result.matches
 
     def explain(self) -> str:
         """The situation definitions and the temporal pattern, as text."""
@@ -194,14 +179,3 @@ class TemporalQuery:
 
     def __repr__(self) -> str:
         return f"kleene.compile({self.text!r})"
-
-
-def _columnar(events: Any) -> bool:
-    import sys
-
-    import pyarrow as pa
-
-    pd = sys.modules.get("pandas")
-    return isinstance(events, pa.Table | pa.RecordBatch) or (
-        pd is not None and isinstance(events, pd.DataFrame)
-    )

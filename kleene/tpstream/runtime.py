@@ -8,19 +8,30 @@ timestamp with both (section 5.3) and returns the matches it detects then. Each 
 gets its RETURN values: aggregates of finished situations over their whole events, of a
 situation still going on at detection over its events so far (its end and duration are
 null). Times leave as they came in (datetimes stay datetimes).
+
+It is the TPStream kind's :class:`~kleene.runtime.contract.StreamMatcher`: the matches
+a situation matcher enumerates lazily go through one
+:class:`~kleene.runtime.output.Output` per call, which stops the join at
+``max_matches``; ``max_runs`` bounds the situations all partitions' matchers hold;
+``advance_to`` sets the stream's time (later events before it are rejected as late)
+and lets each partition purge what the window excludes from then on (no match is
+detected by time alone, section 5.3.2). Snapshots carry the ``TPSTREAM`` tag.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import datetime as dt
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
-from kleene.errors import KleeneError, SnapshotError
-from kleene.events import EventFields
+from kleene.errors import EventError, KleeneError, SnapshotError
+from kleene.events import EventBatch, EventFields, read_time
 from kleene.match import RejectedEvent
 from kleene.runtime import snapshot
-from kleene.runtime.output import Reporter
+from kleene.runtime.contract import StreamMatcher
+from kleene.runtime.limits import DEFAULT_MAX_RUNS, run_limit
+from kleene.runtime.output import Output, Reporter
 from kleene.times import MICROS, micros_to_datetime
 from kleene.tpstream.admission import Admission, Admitted, AdmittedColumns
 from kleene.tpstream.batch import BatchColumns
@@ -29,20 +40,39 @@ from kleene.tpstream.model import Situation, TemporalMatch, TemporalPattern
 from kleene.tpstream.plan import TemporalPlan
 from kleene.tpstream.planning import SharedPlanner
 
-MatcherFactory = Callable[[TemporalPattern], Any]
+MatcherFactory = Callable[[TemporalPattern], "PartitionMatcher"]
 Partial = Callable[[str, Any], Mapping[str, Any] | None]
 
 
+class PartitionMatcher(Protocol):
+    """What the runtime asks of one partition's situation matcher
+    (:class:`~kleene.tpstream.matcher.SituationMatcher`)."""
+
+    def matches(
+        self, time: Any, started: list[Situation], finished: list[Situation]
+    ) -> Iterable[TemporalMatch]: ...
+
+    def advance_to(self, time: Any, going_on: Any) -> None: ...
+
+    def flush(self, time: Any) -> list[TemporalMatch]: ...
+
+    def held(self) -> int: ...
+
+    def state(self) -> Any: ...
+
+
 class Partition:
-    """The deriver and the situation matcher of one partition key."""
+    """The deriver and the situation matcher of one partition key, its last event's
+    time and the situations its matcher held after its last update."""
 
     def __init__(self, deriver: Deriver, matcher: Any, last: Any) -> None:
         self.deriver = deriver
         self.matcher = matcher
         self.last = last
+        self.held = 0
 
 
-class TemporalMatcher:
+class TemporalMatcher(StreamMatcher[TemporalMatch]):
     """Matches a TPStream plan over events pushed in batches; see the module docstring.
 
     ``make_matcher(pattern)`` builds one partition's situation matcher; with
@@ -51,9 +81,12 @@ class TemporalMatcher:
     of them. ``on_matches`` (optional) is handed the matches of
     each ``push`` and ``flush`` as they are found, instead of their return value.
     ``max_matches`` (None: no limit) bounds the matches reported since the matcher was
-    created or resumed: past it the call hands out the matches up to the limit (to
+    created or resumed: they are counted as the situation matchers' joins produce
+    them, and past the limit the call hands out the matches up to it (to
     ``on_matches`` if given) and raises :class:`~kleene.errors.MatchLimitError`
-    (:mod:`kleene.runtime.limits`)."""
+    (:mod:`kleene.runtime.limits`). ``max_runs`` bounds the live state: the situations
+    the situation matchers of all partitions hold (buffered within the window, or
+    running); past it a call raises :class:`~kleene.errors.RunLimitError`."""
 
     def __init__(
         self,
@@ -67,48 +100,56 @@ class TemporalMatcher:
         planner_options: Mapping[str, Any] | None = None,
         on_matches: Callable[[list[TemporalMatch]], object] | None = None,
         max_matches: int | None = None,
+        max_runs: int = DEFAULT_MAX_RUNS,
     ) -> None:
         self.plan = plan
         self.planner_options = planner_options
         self.planner: SharedPlanner | None = None
         self.reporter: Reporter[TemporalMatch] = Reporter(max_matches, on_matches)
+        self.max_runs = max_runs
         self.time_unit = time_unit
         self.make_matcher = make_matcher
         self.fingerprint = fingerprint
         self.admission = Admission(plan, fields)
         self.pattern: TemporalPattern | None = None
         self.partitions: dict[tuple[Any, ...], Partition] = {}
+        self.live = 0  # the situations all partitions' matchers hold (max_runs)
         # whether clean arrow batches are matched column-wise (False: event by event)
         self.columnar = True
         if state is not None:
-            self._restore(snapshot.unseal(state, snapshot.QUERY, fingerprint))
+            self._restore(snapshot.unseal(state, snapshot.TPSTREAM, fingerprint))
 
     # --- matching -------------------------------------------------------------------
 
     def push(self, events: Any) -> list[TemporalMatch]:
         """Matches detected by these events (pyarrow, pandas or mappings, as
         :func:`kleene.compile`'s queries accept)."""
+        out = self.reporter.call()
         if not self.columnar:
-            return self._push_events(self.admission.admit(events))
+            self._push_events(self.admission.admit(events), out)
+            return out.finish()
         admitted = self.admission.admit_columns(events)
         if isinstance(admitted, list):
-            return self._push_events(admitted)
-        return self._push_columns(admitted)
+            self._push_events(admitted, out)
+        else:
+            self._push_columns(admitted, out)
+        return out.finish()
 
-    def _push_events(self, admitted: list[Admitted]) -> list[TemporalMatch]:
+    def _push_events(self, admitted: list[Admitted], out: Output[TemporalMatch]) -> None:
         """Event by event: each event's deriver step, then its matcher update."""
-        found: list[TemporalMatch] = []
         for e in admitted:
             part = self._partition(e.key)
-            started, finished = part.deriver.push(e.time, e.position, e.values)
+            started, finished = part.deriver.push(e.time, e.position, e.values, e.id)
             part.last = e.time
-            for m in part.matcher.update(e.time, started, finished):
-                found.append(self._output(m, part.deriver.partial))
+            found = part.matcher.matches(e.time, started, finished)
+            if found:
+                partial = part.deriver.partial
+                out.extend(self._output(m, partial) for m in found)
             if self.planner is not None and (started or finished):
                 self.planner.observe(part.matcher, self._matchers())
-        return self._handed(found)
+            self._count(part, out)
 
-    def _push_columns(self, admitted: AdmittedColumns) -> list[TemporalMatch]:
+    def _push_columns(self, admitted: AdmittedColumns, out: Output[TemporalMatch]) -> None:
         """A clean batch column-wise: each partition's deriver finds its situations
         from the predicate masks (:meth:`Deriver.push_columns`), and the matchers are
         updated only at the events that start or finish one, in arrival order; the
@@ -126,6 +167,7 @@ class TemporalMatcher:
         """
         columns = BatchColumns(self.plan, admitted.batch, admitted.times)
         masks = columns.masks()
+        ids = _has_ids(admitted.batch)
         updates: list[tuple[int, int, int, Situation, Partition, list[Any], int]] = []
         ends = []
         for key, rows in admitted.parts.items():
@@ -134,12 +176,16 @@ class TemporalMatcher:
             t, index = times.tolist(), rows.tolist()
             positions = (rows + admitted.first).tolist()
             derived = part.deriver.push_columns(
-                times, t, positions, [m[rows] for m in masks], _values(columns, index)
+                times,
+                t,
+                positions,
+                [m[rows] for m in masks],
+                _values(columns, index),
+                _at(admitted.batch, index) if ids else None,
             )
             updates += [(index[i], flag, k, s, part, t, i) for i, flag, k, s in derived]
             ends.append((part, t))
         updates.sort()  # by row, started before finished, symbol: (row, flag, k) is unique
-        found: list[TemporalMatch] = []
         at, n = 0, len(updates)
         while at < n:
             row, flag, _, s, part, t, i = updates[at]
@@ -149,11 +195,10 @@ class TemporalMatcher:
             while at < n and updates[at][0] == row:
                 (finished if updates[at][1] else started).append(updates[at][3])
                 at += 1
-            found += self._update(part, t[i], started, finished, i)
+            self._update(part, t[i], started, finished, i, out)
         for part, t in ends:
             if part.last != t[-1]:
-                found += self._update(part, t[-1], [], [], len(t) - 1)
-        return self._handed(found)
+                self._update(part, t[-1], [], [], len(t) - 1, out)
 
     def _update(
         self,
@@ -162,35 +207,96 @@ class TemporalMatcher:
         started: list[Situation],
         finished: list[Situation],
         index: int,
-    ) -> list[TemporalMatch]:
+        out: Output[TemporalMatch],
+    ) -> None:
         """One matcher update of a column-wise batch at its partition's event
         ``index``; a match's running situations take their aggregates so far then."""
         part.last = time
-        matches = part.matcher.update(time, started, finished)
+        found = part.matcher.matches(time, started, finished)
+        if found:
+            deriver = part.deriver
+
+            def partial(name: str, start: Any) -> Mapping[str, Any] | None:
+                return deriver.partial_at(name, start, index)
+
+            out.extend(self._output(m, partial) for m in found)
         if self.planner is not None and (started or finished):
             self.planner.observe(part.matcher, self._matchers())
-        if not matches:
-            return []
-        deriver = part.deriver
+        self._count(part, out)
 
-        def partial(name: str, start: Any) -> Mapping[str, Any] | None:
-            return deriver.partial_at(name, start, index)
+    def _count(self, part: Partition, out: Output[TemporalMatch]) -> None:
+        """The situations held after a partition's update, against ``max_runs``: past
+        it, the matches found so far go to ``on_matches`` (if any) and the call raises
+        :class:`~kleene.errors.RunLimitError`."""
+        held = part.matcher.held()
+        self.live += held - part.held
+        part.held = held
+        if self.live > self.max_runs:
+            out.finish()
+            raise run_limit(
+                self.max_runs,
+                "situations held by the matcher",
+                "(buffered within the window or running, over all partitions)",
+            )
 
-        return [self._output(m, partial) for m in matches]
+    def advance_to(self, time: Any) -> list[TemporalMatch]:
+        """No event before ``time`` will come: a later one is rejected as late (one at
+        ``time`` is still admitted). No match becomes final: a match is detected at a
+        situation's start or end (EDBT 2018, section 5.3.2), which only an event
+        brings (a situation ends at the first event that fails its predicate,
+        Definition 7). What the time settles is how far back a later match can reach:
+        each partition's matcher purges the situations the window excludes for every
+        update from ``time`` on (:meth:`SituationMatcher.advance_to`), so that quiet
+        partitions give their buffers up. ``time`` is a number or a datetime, of the
+        stream's kind (before any event, it sets the kind)."""
+        internal = self._internal(time)
+        a = self.admission
+        if a.floor is None or internal > a.floor:
+            a.floor = internal
+        for part in self.partitions.values():
+            if part.last is None or internal > part.last:
+                part.matcher.advance_to(internal, part.deriver.going_on_since())
+                held = part.matcher.held()
+                self.live += held - part.held
+                part.held = held
+        return self.reporter.call().finish()
+
+    def _internal(self, time: Any) -> Any:
+        """A user's time in the stream's internal units (datetimes as microseconds)."""
+        internal, kind = read_time(time)
+        a = self.admission
+        if internal is None:
+            raise EventError(f"advance_to takes a number or a datetime: {kind}")
+        if a.time_kind is None:
+            a.time_kind = kind
+            if isinstance(time, dt.datetime):
+                a.tz = time.tzinfo
+        elif kind != a.time_kind:
+            raise EventError(
+                f"advance_to({time!r}): the stream's timestamps are {a.time_kind}s; "
+                f"give a {a.time_kind}"
+            )
+        return internal
 
     def flush(self) -> list[TemporalMatch]:
         """End of input: a situation still going on has no end and is not derived
         (docs/semantics.md, "Situations"); the matchers report what is left."""
-        found = []
-        for part in self.partitions.values():
-            for m in part.matcher.flush(part.last):
-                found.append(self._output(m, part.deriver.partial))
-        return self._handed(found)
-
-    def _handed(self, found: list[TemporalMatch]) -> list[TemporalMatch]:
         out = self.reporter.call()
-        out.extend(found)
+        for part in self.partitions.values():
+            partial = part.deriver.partial
+            out.extend(self._output(m, partial) for m in part.matcher.flush(part.last))
+            self._count(part, out)
         return out.finish()
+
+    @property
+    def rejected_count(self) -> int:
+        """Events rejected since the stream began (a resumed matcher counts on)."""
+        return self.admission.rejected_count
+
+    @property
+    def reported(self) -> int:
+        """Matches reported since this matcher was created or resumed."""
+        return self.reporter.reported
 
     def _matchers(self) -> Any:
         return (p.matcher for p in self.partitions.values())
@@ -239,7 +345,7 @@ class TemporalMatcher:
             situations[name] = replace(s, start=self._time(s.start), end=self._time(s.end))
         returned = {r.name: r.value(inputs) for r in self.plan.returns}
         return TemporalMatch(
-            m.key, situations, self._time(m.time), self._time(m.detected), returned
+            m.partition, situations, self._time(m.time), self._time(m.detected), returned
         )
 
     def _duration(self, s: Situation) -> Any:
@@ -254,19 +360,33 @@ class TemporalMatcher:
         """The matcher's state as versioned data (kleene.runtime.snapshot's format)."""
         a = self.admission
         tree = {
-            "admission": [a.position, a.kinds, a.time_kind, a.tz, list(a.last.items())],
+            "admission": [
+                a.position,
+                a.kinds,
+                a.time_kind,
+                a.tz,
+                list(a.last.items()),
+                a.floor,
+                a.rejected_count,
+            ],
             "partitions": [
                 [key, p.deriver.to_data(), p.matcher.state(), p.last]
                 for key, p in self.partitions.items()
             ],
         }
-        return snapshot.seal(snapshot.QUERY, self.fingerprint, tree)
+        return snapshot.seal(snapshot.TPSTREAM, self.fingerprint, tree)
 
     def _restore(self, tree: Any) -> None:
         admission, partitions = snapshot.fields_of(tree, "the state", "admission", "partitions")
-        position, kinds, time_kind, tz, last = snapshot.sequence(admission, "admission", length=5)
+        position, kinds, time_kind, tz, last, floor, rejected = snapshot.sequence(
+            admission, "admission", length=7
+        )
         a = self.admission
         a.position = snapshot.integer(position, "the position", 0)
+        a.rejected_count = snapshot.integer(rejected, "the rejected count", 0)
+        if floor is not None and type(floor) not in (int, float):
+            snapshot.fail("the stream's time")
+        a.floor = floor
         a.kinds = snapshot.mapping(kinds, "the attribute kinds")
         if time_kind not in (None, "number", "datetime"):
             snapshot.fail("the time kind")
@@ -283,6 +403,23 @@ class TemporalMatcher:
             except (KleeneError, TypeError, ValueError, KeyError, IndexError) as e:
                 raise SnapshotError(f"the snapshot's state is malformed ({e})") from None
             part.last = last_time
+            part.held = part.matcher.held()
+            self.live += part.held
+
+
+def _has_ids(batch: EventBatch) -> bool:
+    """Whether a batch's events may have ids other than their positions."""
+    return batch.table is None or batch.fields.id_field in batch.table.column_names
+
+
+def _at(batch: EventBatch, rows: list[int]) -> Callable[[int], Any]:
+    """The id of a partition's event i (at batch row ``rows[i]``); the batch's ids are
+    read once, when a situation first asks (:attr:`EventBatch.ids` keeps them)."""
+
+    def ident(i: int) -> Any:
+        return batch.ids[rows[i]]
+
+    return ident
 
 
 def _values(columns: BatchColumns, rows: list[int]) -> Callable[[int], list[Any]]:

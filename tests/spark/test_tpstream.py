@@ -202,4 +202,4 @@ def by_time(r: dict[str, Any]) -> tuple[Any, ...]:
 
 def returned(m: TemporalMatch) -> tuple[Any, ...]:
     spans = tuple(sorted((k, s.start, s.end) for k, s in m.situations.items()))
-    return (m.key, spans, m.detected, tuple(sorted(m.returned.items())))
+    return (m.partition, spans, m.detected, tuple(sorted(m.returned.items())))

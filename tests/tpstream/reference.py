@@ -35,12 +35,24 @@ class ScanMatcher:
                     found.append(TemporalMatch(s.key, chosen, max(ends), time))
         return found
 
+    def matches(self, time: Any, started: Any, finished: Any) -> list[TemporalMatch]:
+        return self.update(time, started, finished)
+
+    def advance_to(self, time: Any, going_on: Any) -> None:
+        """Nothing to purge: this matcher keeps every situation."""
+
+    def held(self) -> int:
+        return sum(map(len, self.buffers.values()))
+
     def flush(self, time: Any) -> list[TemporalMatch]:
         return []
 
     def state(self) -> Any:
         return [
-            [s.symbol, s.key, s.start, s.end, s.first, s.last, dict(s.aggregates)]
+            [
+                *(s.symbol, s.key, s.start, s.end, s.first, s.last),
+                *(dict(s.aggregates), s.first_id, s.last_id),
+            ]
             for b in self.buffers.values()
             for s in b
         ]

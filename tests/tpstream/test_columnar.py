@@ -12,7 +12,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kleene.runtime.snapshot import QUERY, unseal
+from kleene.runtime.output import Output
+from kleene.runtime.snapshot import TPSTREAM, unseal
 from kleene.tpstream.admission import AdmittedColumns
 from kleene.tpstream.model import TemporalMatch
 from kleene.tpstream.query import TemporalQuery
@@ -51,15 +52,15 @@ def pushed(
     columnwise: list[int] = []
     push_columns = m._push_columns
 
-    def counted(admitted: AdmittedColumns) -> list[TemporalMatch]:
+    def counted(admitted: AdmittedColumns, out: Output[TemporalMatch]) -> None:
         columnwise.append(len(admitted.batch))
-        return push_columns(admitted)
+        push_columns(admitted, out)
 
     m._push_columns = counted  # type: ignore[method-assign]
     found, states = [], []
     for chunk in chunks:
         found.append(m.push(table(chunk, times)))
-        states.append(unseal(m.snapshot(), QUERY, query.fingerprint()))
+        states.append(unseal(m.snapshot(), TPSTREAM, query.fingerprint()))
     # the columnar side takes the column-wise path exactly for the clean batches
     reads_y = "y" in query.plan.attributes
     clean = [len(c) for c in chunks if c and not (reads_y and any(e["y"] is None for e in c))]

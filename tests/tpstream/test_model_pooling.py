@@ -30,13 +30,18 @@ def test_situations_are_frozen_values() -> None:
     assert s == Situation("A", ("k",), 1, 5, 0, 3, {"n": 2})
     assert s != Situation("A", ("k",), 1, 6, 0, 3, {"n": 2})
     assert repr(s) == (
-        "Situation(symbol='A', key=('k',), start=1, end=5, first=0, last=3, aggregates={'n': 2})"
+        "Situation(symbol='A', key=('k',), start=1, end=5, first=0, last=3, aggregates={'n': 2}"
+        ", first_id=None, last_id=None)"
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.end = 7  # type: ignore[misc]
     assert [f.name for f in dataclasses.fields(s)] == [
-        *("symbol", "key", "start", "end", "first", "last", "aggregates")
+        *("symbol", "key", "start", "end", "first", "last", "aggregates", "first_id", "last_id")
     ]
+    # the ids of its first and last events take part in equality, and name the situation
+    named = Situation("A", ("k",), 1, 5, 0, 3, {"n": 2}, "e0", "e3")
+    assert named != s and named.ids() == ("e0", "e3")
+    assert Situation("A", (), 1, 2, 4, 4, None, "e4", "e4").ids() == ("e4",)
     moved = dataclasses.replace(s, start=2)
     assert (moved.start, moved.end, moved.aggregates, s.start) == (2, 5, {"n": 2}, 1)
     assert pickle.loads(pickle.dumps(s)) == s
@@ -54,7 +59,7 @@ def test_matches_are_frozen_values() -> None:
     m = TemporalMatch((), {"A": s}, 5, 4)
     assert m == TemporalMatch((), {"A": s}, 5, 4, {}) and m.returned == {}
     assert m != TemporalMatch((), {"A": s}, 5, 5)
-    assert repr(m).startswith("TemporalMatch(key=(), situations={'A': Situation(")
+    assert repr(m).startswith("TemporalMatch(partition=(), situations={'A': Situation(")
     with pytest.raises(dataclasses.FrozenInstanceError):
         m.time = 1  # type: ignore[misc]
     assert dataclasses.replace(m, returned={"x": 1}).returned == {"x": 1}

@@ -26,7 +26,7 @@ EAGER = {"alpha": 0.9, "threshold": 0.0}
 
 
 def eager_matcher(q: TemporalQuery, state: bytes | None = None) -> TemporalMatcher:
-    m = q.matcher(state)
+    m = q.matcher(state=state)
     return TemporalMatcher(
         q.plan,
         q.fields,
@@ -62,7 +62,7 @@ def test_the_planner_pools_every_partition_and_switches() -> None:
     m = eager_matcher(TemporalQuery(DRIVERS))
     found = m.push(rows) + m.flush()
     assert m.planner is not None
-    assert sorted(x.key for x in found) == [(1,), (3,)]
+    assert sorted(x.partition for x in found) == [(1,), (3,)]
     inner = m.planner.planner
     alone = eager_matcher(TemporalQuery(DRIVERS))
     alone.push([r for r in rows if r["car_id"] == 1])

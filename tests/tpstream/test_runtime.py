@@ -66,14 +66,14 @@ def run(query: TemporalQuery, stream: Any) -> list[Any]:
 
 def shape(found: list[Any]) -> list[tuple[Any, ...]]:
     return sorted(
-        (m.key, tuple((k, s.start, s.end) for k, s in sorted(m.situations.items())), m.time)
+        (m.partition, tuple((k, s.start, s.end) for k, s in sorted(m.situations.items())), m.time)
         for m in found
     )
 
 
 def test_the_aggressive_driver() -> None:
     (m,) = run(TemporalQuery(DRIVERS), cars())
-    assert m.key == (1,)
+    assert m.partition == (1,)
     assert {k: (s.start, s.end) for k, s in m.situations.items()} == {
         "A": (1, 4),
         "B": (2, 8),
@@ -170,7 +170,7 @@ def test_runtime_equals_the_oracle(text: str, stream: list[dict[str, Any]]) -> N
     )
     by_identity = {(m.key, tuple(s.start for s in m.situations.values())): m for m in expected}
     for m in found:
-        twin = by_identity[(m.key, tuple(s.start for s in m.situations.values()))]
+        twin = by_identity[(m.partition, tuple(s.start for s in m.situations.values()))]
         assert m.returned == twin.returned(query)
 
 
