@@ -112,7 +112,7 @@ def unseal(data: Any, kind: bytes, fingerprint: bytes) -> Any:
         raise SnapshotError(f"the snapshot is corrupt (its checksum does not match); {_REDO}")
     if body[:1] != kind:
         taken = _KINDS.get(body[:1], "something else")
-        wanted = _KINDS[kind]
+        wanted = _KINDS.get(kind, f"a query of kind {kind!r}")
         raise SnapshotError(
             f"the snapshot was taken from {taken}, not from {wanted}; resume it with the "
             "object that took it"

@@ -121,7 +121,10 @@ def _program_exploding() -> tuple[str, Events]:
 
 
 def _interval_exploding() -> tuple[str, Events]:
-    text = "PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match(a[], b) { a[i].x = a[i-1].x } WITHIN 1000"
+    text = (
+        "PATTERN SEQ(A+ a[], B b) WHERE skip_till_any_match(a[], b) { a[i].x = a[i-1].x } "
+        "WITHIN 1000"
+    )
     events = [{"type": "A", "id": i, "lower": i, "upper": i + 30, "x": 1} for i in range(24)]
     return text, [*events, {"type": "B", "id": 24, "lower": 40, "upper": 40, "x": 1}]
 

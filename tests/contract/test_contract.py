@@ -8,8 +8,8 @@ changes no result; bad events are rejected and counted, and change no match;
 from __future__ import annotations
 
 import inspect
-from itertools import pairwise
 import tracemalloc
+from itertools import pairwise
 from typing import Any
 
 import pytest
