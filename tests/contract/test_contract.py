@@ -156,8 +156,8 @@ def test_bad_events_are_rejected_counted_and_change_no_match(
 
 @every_kind
 def test_max_matches_stops_an_exploding_query_in_bounded_memory(case: KindCase) -> None:
-    text, events = case.exploding()
-    q = compiled(case, text, max_matches=10)
+    text, events, options = case.exploding()
+    q = kleene.compile(text, **options, max_matches=10)
     handed: list[Any] = []
     tracemalloc.start()
     try:
