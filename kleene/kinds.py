@@ -220,6 +220,7 @@ register(
         recognises=_is_tpstream,
         snapshot_tag=b"T",
         cli="kleene.cli._tpstream:TPSTREAM_KIND",
+        spark="kleene.spark._tpstream:TPSTREAM",
     )
 )
 register(
@@ -230,6 +231,7 @@ register(
         recognises=_is_eventset,
         snapshot_tag=b"S",
         cli="kleene.cli._ses:SES_KIND",
+        spark="kleene.spark._eventsets:EVENTSETS",
     )
 )
 register(
@@ -241,7 +243,15 @@ register(
         snapshot_tag=b"P",
     )
 )
-register(Kind("sase", "SASE+ query", "kleene.query:Query", snapshot_tag=b"Q"))
+register(
+    Kind(
+        "sase",
+        "SASE+ query",
+        "kleene.query:Query",
+        snapshot_tag=b"Q",
+        spark="kleene.spark._sase:SASE",
+    )
+)
 register(
     Kind(
         "interval",
@@ -249,5 +259,6 @@ register(
         "kleene.imprecise.query:IntervalQuery",
         times=("interval",),
         snapshot_tag=b"I",
+        spark="kleene.spark._intervals:INTERVALS",
     )
 )
