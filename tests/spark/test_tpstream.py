@@ -183,9 +183,7 @@ def test_match_stream_carries_the_matchers_across_micro_batches(
     rows = spark.read.parquet(str(out / "matches")).toArrow().to_pylist()
     found = [result.schema.decode(r) for r in rows]
     assert all(isinstance(r["partition"]["car_id"], int) for r in rows)
-    refused = [
-        (r["id"], r["reason"]) for r in spark.read.parquet(str(out / "rejected")).collect()
-    ]
+    refused = [(r["id"], r["reason"]) for r in spark.read.parquet(str(out / "rejected")).collect()]
     q = TemporalQuery(DRIVERS)
     local = q.run_detailed(first)
     assert local.matches == []  # nothing is known after the first file
