@@ -181,7 +181,7 @@ def resolve(query: Any, options: Mapping[str, Any]) -> tuple[kinds.Kind, SparkKi
     part = kind.spark_part
     if part is None:
         raise QueryError(
-            f"a {kind.title} runs on the local engine: its kind has no Spark part "
+            f"{article(kind.title)} runs on the local engine: its kind has no Spark part "
             "(use its run() or matcher())"
         )
     if not isinstance(part, SparkKind):
@@ -218,7 +218,8 @@ def spark_options(kind: kinds.Kind, part: SparkKind, given: Mapping[str, Any]) -
     for name, value in given.items():
         if name not in part.spark_options and value != SPARK_DEFAULTS[name]:
             raise QueryError(
-                f"{name} does not apply to a {kind.title} on Spark ({_takes(part)}); leave it out"
+                f"{name} does not apply to {article(kind.title)} on Spark "
+                f"({_takes(part)}); leave it out"
             )
     return SparkOptions(**given)
 
@@ -227,3 +228,8 @@ def _takes(part: SparkKind) -> str:
     if not part.spark_options:
         return "it takes none of " + ", ".join(SPARK_DEFAULTS)
     return "it takes " + ", ".join(sorted(part.spark_options))
+
+
+def article(title: str) -> str:
+    """``title`` after its indefinite article ("an event-set pattern")."""
+    return f"{'an' if title[:1].lower() in 'aeiou' else 'a'} {title}"

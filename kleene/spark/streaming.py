@@ -43,7 +43,7 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
 from kleene.errors import EventError, QueryError
-from kleene.spark._kind import query_spec, resolve
+from kleene.spark._kind import article, query_spec, resolve
 from kleene.spark._prepare import INTERNAL_PREFIX
 from kleene.spark._processor import MICROS_COLUMN, KindProcessor, StreamSettings
 from kleene.spark._query import QuerySpec
@@ -138,12 +138,12 @@ def match_stream(
     kind, part = resolve(query, compile_options)
     if partition_by is not None and "partition_by" not in part.spark_options:
         raise QueryError(
-            f"partition_by does not apply to a {kind.title}: it is split by its own key "
+            f"partition_by does not apply to {article(kind.title)}: it is split by its own key "
             "(`kleene explain` names it)"
         )
     if watermark != "0 seconds" and not part.watermark:
         raise QueryError(
-            f"a watermark does not apply to a {kind.title}: its matcher judges the order "
+            f"a watermark does not apply to {article(kind.title)}: its matcher judges the order "
             "of its events itself, and its matches leave as soon as they are known"
         )
     fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
