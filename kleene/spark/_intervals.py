@@ -181,6 +181,7 @@ class IntervalSpark(SparkKind):
             rejected=refused.select(*[F.col(c).alias(n) for n, c in REJECTED.items()]),
             added_id=added_id,
             facts={"u_max": u_max},
+            cached=(verdicts,),
         )
 
     def check_stream(self, q: Any, events: DataFrame, columns: EventColumns) -> None:

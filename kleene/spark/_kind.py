@@ -87,6 +87,8 @@ class Grouping:
     added_id: bool = False
     #: what the kind measured or decided (an interval query's ``u_max``)
     facts: dict[str, Any] = field(default_factory=dict)
+    #: DataFrames the grouping persisted (``MatchResult.unpersist`` releases them)
+    cached: tuple[DataFrame, ...] = ()
 
 
 class SparkKind:

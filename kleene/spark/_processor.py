@@ -51,7 +51,6 @@ from kleene.match import RejectedEvent
 from kleene.spark._prepare import INTERNAL_PREFIX
 from kleene.spark._query import QuerySpec
 from kleene.spark._rows import Encoding, Identity, RowEncoder, Rows
-from kleene.spark._shim import advance
 
 MICROS_COLUMN = f"{INTERNAL_PREFIX}us"
 STATE_SCHEMA = "snapshot binary, pending binary, horizon long"
@@ -157,7 +156,7 @@ class KindProcessor(StatefulProcessor):
                 if not pd.isna(fed):
                     horizon = int(fed) if horizon is None else max(horizon, int(fed))
             if wm_us is not None:
-                found += advance(matcher, self._time_value(wm_us))
+                found += matcher.advance_to(self._time_value(wm_us))
             rejected += matcher.take_rejected()
             snapshot = matcher.snapshot()
 

@@ -1,22 +1,16 @@
 """TEMPORARY (issue 25): bridges to the one matcher contract while the kinds move onto it.
 
-Delete this module once every kind follows :mod:`kleene.runtime.contract` and
-:class:`kleene.match.MatchLike` exactly (the interval matcher's ``advance_to``, a
-TPStream match's ``partition`` attribute), replacing each call by what it stands for:
-``advance(m, t)`` by ``m.advance_to(t)`` and ``partition_of(m)`` by ``m.partition``.
+Delete this module once every kind's results follow :class:`kleene.match.MatchLike`
+exactly (a TPStream match's ``partition`` attribute, today ``key``), replacing each
+``partition_of(m)`` by ``m.partition``. (The matchers need no bridge: the Spark
+pipelines call only ``push``, ``advance_to`` (kinds behind a watermark: SASE+ and
+event-set matchers, which have it), ``flush``, ``run``, ``take_rejected``, ``snapshot``
+and ``query.matcher(state=...)`` with keywords, which every kind's matcher has.)
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-
-def advance(matcher: Any, time: Any) -> list[Any]:
-    """``matcher.advance_to(time)``; the interval matcher's ``heartbeat`` before it has one."""
-    step = getattr(matcher, "advance_to", None)
-    if step is None:
-        return list(matcher.heartbeat(time) or [])
-    return list(step(time))
 
 
 def partition_of(match: Any) -> tuple[Any, ...]:

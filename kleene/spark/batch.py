@@ -111,6 +111,7 @@ class MatchResult:
     rows: Rows = field(repr=False)
     kind: SparkKind = field(repr=False)
     _expander: Callable[[], DataFrame] | None = field(default=None, repr=False)
+    cached: tuple[DataFrame, ...] = field(default=(), repr=False)  # the grouping's own
 
     @property
     def expandable(self) -> bool:
@@ -146,7 +147,11 @@ class MatchResult:
         return self
 
     def unpersist(self) -> MatchResult:
+        """Release the matcher output, and what the kind's grouping kept (an interval
+        query's admission pass)."""
         self.combined.unpersist()
+        for df in self.cached:
+            df.unpersist()
         return self
 
 
@@ -238,7 +243,9 @@ def match(
         def expander() -> DataFrame:
             return split_output(run(expanding), expanding)[0]
 
-    return MatchResult(matches, rejected, combined, layout, spec, rows, part, expander)
+    return MatchResult(
+        matches, rejected, combined, layout, spec, rows, part, expander, grouping.cached
+    )
 
 
 def run_groups(

@@ -78,7 +78,7 @@ def test_match_gives_the_local_engines_objects_and_typed_columns(spark: SparkSes
     # the records and the situations' events; the runtime's own aggregates stay local
     assert [match_record(m) for m in found] == [match_record(m) for m in local.matches]
     assert [spans(m) for m in found] == [spans(m) for m in local.matches]
-    assert [m.key for m in found] == [(1,), (3,)]
+    assert [partition(m) for m in found] == [(1,), (3,)]
     assert [(r.position, r.reason) for r in rejected] == [
         (r.position, r.reason) for r in local.rejected
     ]
@@ -113,7 +113,7 @@ def test_match_gives_the_local_engines_objects_and_typed_columns(spark: SparkSes
     )
     assert got == sorted(
         (
-            m.key[0],
+            partition(m)[0],
             {k: (s.start, s.end) for k, s in m.situations.items()},
             m.time,
             m.detected,
@@ -193,6 +193,13 @@ def test_match_stream_carries_the_matchers_across_micro_batches(
     assert sorted(refused) == sorted((r.id, r.reason) for r in local.rejected)
 
 
+def partition(m: TemporalMatch) -> tuple[Any, ...]:
+    """A match's PARTITION BY values (``key`` until TPStream matches follow
+    kleene.match.MatchLike: then ``partition``; issue 25)."""
+    value = getattr(m, "partition", None)
+    return tuple(m.key if value is None else value)
+
+
 def spans(m: TemporalMatch) -> dict[str, tuple[Any, ...]]:
     return {k: (s.symbol, s.key, s.start, s.end, s.first, s.last) for k, s in m.situations.items()}
 
@@ -203,4 +210,4 @@ def by_time(r: dict[str, Any]) -> tuple[Any, ...]:
 
 def returned(m: TemporalMatch) -> tuple[Any, ...]:
     spans = tuple(sorted((k, s.start, s.end) for k, s in m.situations.items()))
-    return (m.key, spans, m.detected, tuple(sorted(m.returned.items())))
+    return (partition(m), spans, m.detected, tuple(sorted(m.returned.items())))
