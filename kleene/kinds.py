@@ -225,6 +225,7 @@ register(
         recognises=_is_tpstream,
         snapshot_tag=b"T",
         cli="kleene.cli._tpstream:TPSTREAM",
+        spark="kleene.spark._tpstream:TPSTREAM",
     )
 )
 register(
@@ -235,6 +236,7 @@ register(
         recognises=_is_eventset,
         snapshot_tag=b"S",
         cli="kleene.cli._ses:EVENTSET",
+        spark="kleene.spark._eventsets:EVENTSETS",
     )
 )
 register(
@@ -254,6 +256,7 @@ register(
         "kleene.query:Query",
         snapshot_tag=b"Q",
         cli="kleene.cli._sase:SASE",
+        spark="kleene.spark._sase:SASE",
     )
 )
 register(
@@ -264,5 +267,6 @@ register(
         times=("interval",),
         snapshot_tag=b"I",
         cli="kleene.cli._interval:INTERVAL",
+        spark="kleene.spark._intervals:INTERVALS",
     )
 )

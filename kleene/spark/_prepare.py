@@ -55,9 +55,9 @@ def _input_part() -> Column:
     return F.concat_ws("#", F.input_file_name(), F.spark_partition_id().cast("string"))
 
 
-def with_positions(df: DataFrame, columns: EventColumns) -> DataFrame:
+def with_positions(df: DataFrame, columns: EventColumns, ids: bool = True) -> DataFrame:
     """``df`` with ``kleene__pos`` (the input order: files by name, each in its row
-    order) and an id column."""
+    order) and, with ``ids``, an id for every event (:func:`with_ids`)."""
     tagged = df.withColumn("kleene__part", _input_part()).withColumn(
         "kleene__mid", F.monotonically_increasing_id()
     )
@@ -73,7 +73,7 @@ def with_positions(df: DataFrame, columns: EventColumns) -> DataFrame:
     out = tagged.withColumn(POS, (F.col("kleene__mid") + shift).cast("long")).drop(
         "kleene__part", "kleene__mid"
     )
-    return with_ids(out, df, columns)
+    return with_ids(out, df, columns) if ids else out
 
 
 def with_ids(out: DataFrame, df: DataFrame, columns: EventColumns) -> DataFrame:

@@ -1,41 +1,44 @@
-"""The stateful processor behind :func:`kleene.spark.match_stream`.
+"""The one stateful processor behind :func:`kleene.spark.match_stream`, for every kind.
 
-Spark calls it per partition key: ``handleInputRows`` with the key's new events of a
-micro-batch, ``handleExpiredTimer`` when the key's event-time timer fires. Both run the
-same step:
+Spark calls it per key: ``handleInputRows`` with the key's new events of a micro-batch,
+``handleExpiredTimer`` when the key's event-time timer fires. The key's state is the
+matcher's snapshot (``snapshot()``: kleene's versioned snapshot format, resumed by
+``query.matcher(state=...)``), the *pending* events (received, not yet fed: an Arrow
+IPC blob) and the largest time fed so far. A kind's stream is of one of two sorts
+(:attr:`kleene.spark._kind.SparkKind.watermark`):
 
-1. Read the key's state: the matcher snapshot (``Matcher.snapshot()`` bytes), the
-   *pending* events (received, not yet fed: an Arrow IPC blob) and the largest time fed
-   so far.
-2. Split the new events: those at or behind the micro-batch's watermark are **late**
+**Behind a watermark** (SASE+ queries, event-set patterns), both calls run one step:
+
+1. Split the new events: those at or behind the micro-batch's watermark are **late**
    (Spark's own definition, the rows its stateful operators would drop) and become
    rejected events with reason ``late``; the rest join the pending events.
-3. Feed the matcher every pending event at or behind the watermark, in stream order
+2. Feed the matcher every pending event at or behind the watermark, in stream order
    (time, then id), then ``advance_to(watermark)``: no event at or before it can come
    any more, so runs whose window has passed expire and trailing negations are decided
    (docs/semantics.md, negation). Events ahead of the watermark wait, so events that
-   arrive out of order, within the watermark delay, are still matched in time order —
-   the engine itself needs its input in time order.
-4. Store the new state and register one event-time timer for the next moment the key
+   arrive out of order, within the watermark delay, are still matched in time order.
+3. Store the new state and register one event-time timer for the next moment the key
    needs attention: its earliest pending event, or the time its last live run can
-   expire (largest fed time + W). Timers wake keys that receive no new events. Once the
+   expire (largest fed time + the kind's reach, :meth:`SparkKind.reach`). Once the
    watermark is past that time and nothing is pending, the key's state is dropped, so
-   state stays bounded by the keys active within the window (``all`` and ``collapsed``
-   output).
-
-With ``OUTPUT COLLAPSED`` the matcher returns collapsed results (SIGMOD 2014, section
-5.2), encoded as collapsed rows (:mod:`kleene.spark._collapsed`) at their last event.
+   state stays bounded by the keys active within the window.
 
 Matches are therefore emitted once the watermark passes them: latency = watermark delay
-(+ W for a trailing negation). Without WITHIN nothing expires and a trailing negation
-is never decided in a stream.
+(+ W for a trailing negation).
+
+**As they come** (queries over interval events, TPStream queries, whose matchers judge
+the order of their own events): each micro-batch of a key is pushed at once, sorted as
+the kind says (:meth:`SparkKind.stream_order`), and the snapshot stored; no watermark,
+no timer.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -43,47 +46,52 @@ import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
-from kleene.collapsed import Result
 from kleene.errors import SnapshotError
 from kleene.match import RejectedEvent
-from kleene.runtime.matcher import Matcher
 from kleene.spark._prepare import INTERNAL_PREFIX
 from kleene.spark._query import QuerySpec
-from kleene.spark._rows import RowEncoder, RowLayout
-from kleene.vocabulary import OutputFormat
+from kleene.spark._rows import Encoding, Identity, RowEncoder, Rows
 
 MICROS_COLUMN = f"{INTERNAL_PREFIX}us"
 STATE_SCHEMA = "snapshot binary, pending binary, horizon long"
 LATE = "late"
 
 
-class MatchProcessor(StatefulProcessor):
-    """Per-key kleene matcher kept in Spark state; see the module docstring."""
+@dataclass(frozen=True)
+class StreamSettings:
+    """What the processor needs to know of a kind's stream (:mod:`kleene.spark._kind`)."""
 
-    def __init__(self, spec: QuerySpec, schema: RowLayout, datetime_time: bool) -> None:
+    watermark: bool  # behind a watermark (True) or as they come
+    datetime_time: bool  # the time column holds timestamps (rebuilt from kleene__us)
+    window_us: float | None = None  # the kind's reach after a key's latest event
+    forgetful: bool = False  # a key's state may be dropped once past its reach
+    order: tuple[str, ...] = ()  # as they come: the columns a micro-batch is sorted by
+
+
+class KindProcessor(StatefulProcessor):
+    """Per-key matcher of any kind kept in Spark state; see the module docstring."""
+
+    def __init__(self, spec: QuerySpec, rows: Rows, settings: StreamSettings) -> None:
         self.spec = spec
-        self.schema = schema
-        self.datetime_time = datetime_time
+        self.rows = rows
+        self.settings = settings
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
         self.state = handle.getValueState("kleene", STATE_SCHEMA)
-        self.encoder = RowEncoder(self.schema)
+        self.encoder = RowEncoder(self.rows)
         self.query = self.spec.compile()
         cols = self.spec.columns
         self.time_field, self.id_field = cols.time_field, cols.id_field
-        self.window_us, self.forgetful = self._reach()
-
-    def _reach(self) -> tuple[float | None, bool]:
-        """The query's window in microseconds (None without one) and whether a key's
-        matcher may be dropped once the watermark is past its events' windows."""
-        window = self.query.window
-        forgetful = self.query.output is not OutputFormat.NON_OVERLAP
-        return (None if window is None else window * 1e6), forgetful
+        self.datetime_time = self.settings.datetime_time
+        self.window_us, self.forgetful = self.settings.window_us, self.settings.forgetful
 
     def handleInputRows(
         self, key: Any, rows: Iterator[pd.DataFrame], timerValues: TimerValues
     ) -> Iterator[pd.DataFrame]:
+        if not self.settings.watermark:
+            yield from self._as_they_come(micro_batch(rows))
+            return
         yield from self._step(micro_batch(rows), timerValues.getCurrentWatermarkInMs())
 
     def handleExpiredTimer(
@@ -94,7 +102,28 @@ class MatchProcessor(StatefulProcessor):
     def close(self) -> None:
         pass
 
-    # --- the step -------------------------------------------------------------------
+    # --- as they come -------------------------------------------------------------------
+
+    def _as_they_come(self, new: pd.DataFrame | None) -> Iterator[pd.DataFrame]:
+        if new is None:
+            return
+        new = self._normalize(new)
+        order = [c for c in self.settings.order if c in new.columns]
+        with contextlib.suppress(TypeError):  # mixed kinds: the matcher rejects the odd ones
+            new = new.sort_values(order, kind="stable", na_position="first")
+        snapshot, _, _ = self._load()
+        matcher = self._matcher(snapshot)
+        found = matcher.push(_events(new))
+        rejected = matcher.take_rejected()
+        self.state.update((matcher.snapshot(), None, None))
+        yield from self._out(found, rejected)
+
+    def _out(self, found: list[Any], rejected: list[RejectedEvent]) -> Iterator[pd.DataFrame]:
+        if found or rejected:
+            rows = Encoding(self.rows, self.id_field)(found, rejected, Identity())
+            yield self.encoder.to_pandas(rows)
+
+    # --- behind a watermark ---------------------------------------------------------------
 
     def _step(self, new: pd.DataFrame | None, watermark_ms: int) -> Iterator[pd.DataFrame]:
         snapshot, pending, horizon = self._load()
@@ -118,7 +147,7 @@ class MatchProcessor(StatefulProcessor):
                 )
                 pending = pending[~due]
 
-        found: list[Result] = []
+        found: list[Any] = []
         if ready is not None or (snapshot is not None and wm_us is not None):
             matcher = self._matcher(snapshot)
             if ready is not None:
@@ -135,8 +164,7 @@ class MatchProcessor(StatefulProcessor):
             snapshot, horizon = None, None  # nothing left to decide: forget the key
         self._save(snapshot, pending, horizon)
         self._schedule(pending, horizon, wm_us)
-        if found or rejected:
-            yield self.encoder.to_pandas(found, rejected)
+        yield from self._out(found, rejected)
 
     def _settled(
         self, pending: pd.DataFrame | None, horizon: int | None, wm_us: int | None
@@ -157,7 +185,7 @@ class MatchProcessor(StatefulProcessor):
     def _normalize(self, new: pd.DataFrame) -> pd.DataFrame:
         """Rebuild a timestamp time column from the exact microseconds (pandas gives
         naive local times; the engine reads naive times as UTC)."""
-        if self.datetime_time:
+        if self.datetime_time and MICROS_COLUMN in new.columns:
             new = new.copy()
             new[self.time_field] = pd.to_datetime(new[MICROS_COLUMN], unit="us", utc=True)
         return new
@@ -173,7 +201,7 @@ class MatchProcessor(StatefulProcessor):
 
     # --- state and timers ---------------------------------------------------------------
 
-    def _matcher(self, snapshot: bytes | None) -> Matcher:
+    def _matcher(self, snapshot: bytes | None) -> Any:
         """The key's matcher, resumed from its snapshot (kleene's snapshot format)."""
         try:
             return self.query.matcher(state=snapshot)

@@ -129,3 +129,25 @@ def placed_slice_column(spark: SparkSession, slices: int) -> Column:
         chosen.setdefault(int(row["p"]), int(row["id"]))
     values = [chosen.get(k, k) for k in range(slices)]
     return F.element_at(F.array(*[F.lit(v) for v in values]), F.col(SLICE) + 1)
+
+
+def cut(
+    timed: DataFrame,
+    slices: int | str,
+    margin: float,
+    spark: SparkSession,
+    keyed: bool,
+) -> tuple[DataFrame, list[float], str]:
+    """``timed`` (with ``kleene__t``) cut into up to ``slices`` slices overlapping by
+    ``margin`` (``"auto"``: two per core, each at least four margins wide, unless the
+    events are split by key already): the rows with their slice column, the cuts, and a
+    note saying why there are none."""
+    if slices == "auto" and keyed:
+        return timed, [], "not sliced: the partition key already spreads the work (auto)"
+    if slices == "auto":
+        cuts = boundaries(timed, 2 * spark.sparkContext.defaultParallelism, 4 * margin)
+    else:
+        cuts = boundaries(timed, int(slices), margin)
+    if not cuts:
+        return timed, [], "not sliced: the time span is too short for more than one slice"
+    return with_slices(timed, cuts, margin), cuts, ""

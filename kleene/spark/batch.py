@@ -1,83 +1,79 @@
-"""Batch matching of a Spark DataFrame: :func:`match`.
+"""Batch matching of a Spark DataFrame, for every kind of query: :func:`match`.
 
 The pipeline, end to end:
 
-1. Before any shuffle, every event gets its input position (and, without an id column,
-   its id) — :mod:`kleene.spark._prepare`.
-2. The events are grouped by the query's partition key (SIGMOD 2008, section 3.2) when
-   a matcher per key value finds the same matches as one matcher over everything
-   (:func:`kleene.spark._query.splits_by_key`), and/or by time slice
-   (:mod:`kleene.spark._slicing`).
-3. Each group is fed, in stream order (time, input position), to one kleene matcher in
-   a Python worker, and its matches and rejected events come back as Arrow batches.
+1. The query's kind (:func:`kleene.kinds.kind_of_text` for text, ``kind_of`` for a
+   compiled query) gives its Spark part (:class:`kleene.spark._kind.SparkKind`), which
+   decides the groups: before any shuffle, every event gets its input position (and,
+   without an id column, its id) — :mod:`kleene.spark._prepare`; then the events are
+   grouped by the kind's key (the partition key of a SASE+ query, SIGMOD 2008 section
+   3.2; the partitioning attributes of an event-set pattern; TPStream's PARTITION BY)
+   and/or by time slice (:mod:`kleene.spark._slicing`), after whatever must run first
+   (the admission pass of interval events).
+2. Each group is fed, in stream order, to one matcher of the kind in a Python worker
+   (:mod:`kleene.spark._worker`), and its matches and rejected events come back as
+   Arrow batches in one combined layout (:mod:`kleene.spark._rows`), encoded by the
+   kind's rows.
 
-**Why mapInArrow.** Step 3 has two Spark forms: ``repartition(groups)`` +
-``sortWithinPartitions(groups, time, position)`` + ``mapInArrow``, where the worker
-walks sorted Arrow batches and starts a new matcher whenever the group changes; and
+**Why mapInArrow.** Step 2 has two Spark forms: ``repartition(groups)`` +
+``sortWithinPartitions(groups, order)`` + ``mapInArrow``, where the worker walks sorted
+Arrow batches and starts a new matcher whenever the group changes; and
 ``groupBy(groups).applyInArrow``, where Spark materialises each whole group as one
 table before calling Python. Both shuffle once and sort once. The mapInArrow form
 streams: a worker holds one Arrow batch and one matcher at a time, so a group larger
 than memory (a query without key and without slicing is a single group) still runs;
 applyInArrow holds the whole group. On the measured 10^6-event stock workloads (see
 docs/benchmarks_spark.md) mapInArrow was as fast or faster, so it is the default;
-``method="group"`` selects the other form.
+``method="group"`` selects the other form (SASE+ queries).
 
-Results: one Spark operator emits matches and rejected events in one combined layout
-(:mod:`kleene.spark._rows`); :class:`MatchResult` splits it with two filters. Reading
-both outputs evaluates the pipeline twice unless :meth:`MatchResult.persist` is called.
-
-**Collapsed output** (``OUTPUT COLLAPSED``, SIGMOD 2014 section 5.2): ``matches`` holds
-one row per collapsed result (:mod:`kleene.spark._collapsed`: candidates with their
-SAFE/UNSAFE labels, the exact ``count``), built by the same grouping, so each is emitted
-once. :meth:`MatchResult.expand` runs the matchers again over the same prepared input
-and emits every collapsed result's matches in the layout of the ``all`` output.
+Results: :class:`MatchResult` splits the combined layout with two filters. Reading both
+outputs evaluates the pipeline twice unless :meth:`MatchResult.persist` is called.
+Results that stand for many matches (``OUTPUT COLLAPSED``, SIGMOD 2014 section 5.2) are
+expanded by :meth:`MatchResult.expand`, which runs the matchers again over the same
+prepared input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
 
-import kleene
-from kleene.collapsed import Result
+from kleene.io.records import match_order, rejected_order
+from kleene.io.schema import match_record, rejected_record
 from kleene.match import RejectedEvent
-from kleene.spark._collapsed import build_collapsed_schema
-from kleene.spark._decode import (
-    collapsed_from_rows,
-    matches_from_rows,
-    partition_types,
-    rejected_from_rows,
+from kleene.spark._kind import (
+    ONE_GROUP,
+    SPARK_DEFAULTS,
+    Grouping,
+    SparkKind,
+    query_spec,
+    resolve,
+    spark_options,
 )
-from kleene.spark._prepare import (
-    POS,
-    key_columns,
-    time_scale,
-    with_key,
-    with_numeric_time,
-    with_positions,
-    with_seen,
+from kleene.spark._query import QuerySpec
+from kleene.spark._rows import (
+    KIND,
+    MATCH_KIND,
+    ORDER,
+    POSITION,
+    REASON,
+    RECORD,
+    REJECTED_ID,
+    SEQ,
+    Rows,
+    as_combined,
+    combined_schema,
+    split_output,
 )
-from kleene.spark._pushdown import pushed_preparation
-from kleene.spark._query import (
-    KeyRouting,
-    QuerySpec,
-    key_routing,
-    resolve_query,
-    slice_blocker,
-)
-from kleene.spark._rows import RowLayout, combined_schema, split_output
-from kleene.spark._schema import EventColumns, MatchSchema, build_match_schema
 from kleene.spark._session import use_this_python
-from kleene.spark._slicing import SLICE, boundaries, placed_slice_column, with_slices
-from kleene.spark._worker import GroupMatcher
-from kleene.spark.tpstream import temporal_aware
-from kleene.vocabulary import OutputFormat
+from kleene.spark._slicing import placed_slice_column
+from kleene.spark._worker import GroupWorker
 
 Method = Literal["map", "group"]
 
@@ -86,10 +82,11 @@ Method = Literal["map", "group"]
 class Layout:
     """How :func:`match` spread the work (for explanations and tests)."""
 
-    key: tuple[str, ...]  # partition key names; () when not split by key
+    key: tuple[str, ...]  # the names of the key groups are split by; () when not
     cuts: tuple[float, ...]  # time slice boundaries; () when not sliced
     method: str
-    note: str = ""  # why slicing was not used, when it was asked for
+    note: str = ""  # why the work is not spread as asked
+    facts: Mapping[str, Any] = field(default_factory=dict)  # what the kind measured
 
     @property
     def slices(self) -> int:
@@ -98,10 +95,12 @@ class Layout:
 
 @dataclass
 class MatchResult:
-    """Matches and rejected events of :func:`match`, as Spark DataFrames.
+    """Matches and rejected events of :func:`match`, as Spark DataFrames, for every
+    kind: ``matches`` in the kind's rows (:mod:`kleene.spark._rows`), ``rejected`` with
+    ``id``, ``position``, ``reason`` and ``record``.
 
-    For a collapsed query (``collapsed`` is true) ``matches`` holds the collapsed rows;
-    :meth:`expand` gives the matches they stand for.
+    For results that stand for many matches (``OUTPUT COLLAPSED``) :meth:`expand` gives
+    the matches they stand for.
     """
 
     matches: DataFrame
@@ -109,39 +108,37 @@ class MatchResult:
     combined: DataFrame
     layout: Layout
     query: QuerySpec = field(repr=False)
-    collapsed: bool = False
+    rows: Rows = field(repr=False)
+    kind: SparkKind = field(repr=False)
     _expander: Callable[[], DataFrame] | None = field(default=None, repr=False)
-    rows: RowLayout | None = field(default=None, repr=False)  # the layout of ``matches``
-    input_schema: StructType | None = field(default=None, repr=False)
+    cached: tuple[DataFrame, ...] = field(default=(), repr=False)  # the grouping's own
+
+    @property
+    def expandable(self) -> bool:
+        return self._expander is not None
 
     def expand(self) -> DataFrame:
-        """The matches of a collapsed query, one row each, in the layout of the ``all``
-        output (``match_id``, ``partition``, one id array per variable, ``start``,
-        ``end``, the RETURN values): exactly ``Query.run`` with ``OUTPUT ALL``. Each
-        collapsed result is expanded by :meth:`kleene.CollapsedMatch.expand` in the
-        worker that built it, so the matchers run again (the input preparation is
-        shared). For other queries this is ``matches``."""
+        """The matches of results that stand for many (collapsed results), one row each,
+        in the layout of the ``all`` output: exactly ``Query.run`` with ``OUTPUT ALL``.
+        Each result is expanded in the worker that built it, so the matchers run again
+        (the input preparation is shared). For other queries this is ``matches``."""
         return self.matches if self._expander is None else self._expander()
 
-    def collect(self) -> tuple[list[Result], list[RejectedEvent]]:
-        """The matches (collapsed matches for a collapsed query) and the rejected events
-        on the driver, as the kleene objects the local engine gives, sorted as
-        :mod:`kleene.io.records` documents: written with :class:`kleene.io.MatchSink`
+    def collect(self) -> tuple[list[Any], list[RejectedEvent]]:
+        """The matches and the rejected events on the driver, as the kleene objects the
+        local engine gives, in its order (the kind's arrival order, or sorted as
+        :mod:`kleene.io.records` documents): written with :class:`kleene.io.MatchSink`
         and :class:`kleene.io.RejectedSink` they make the local engine's files. Reads
-        both outputs: call :meth:`persist` first to run the matchers once."""
-        q = self.query.compile()
-        names = tuple(q.partition_attributes)
-        schema = self.input_schema
-        types = partition_types(schema, names) if schema is not None else []
-        found = self.matches.toArrow().to_pylist()
-        dropped = self.rejected.toArrow().to_pylist()
-        results: list[Result]
-        if self.collapsed:
-            results = list(collapsed_from_rows(found, q, types))
-        else:
-            assert isinstance(self.rows, MatchSchema)
-            results = list(matches_from_rows(found, q, self.rows, types))
-        return results, rejected_from_rows(dropped)
+        the combined output once."""
+        rows = self.combined.toArrow().to_pylist()
+        if self.kind.arrival_order:
+            rows.sort(key=lambda r: (r[ORDER] if r[ORDER] is not None else -1, r[SEQ] or 0))
+        found = [self.rows.decode(r) for r in rows if r[KIND] == MATCH_KIND]
+        dropped = [_rejected(r) for r in rows if r[KIND] != MATCH_KIND]
+        if not self.kind.arrival_order:
+            found.sort(key=lambda m: match_order(match_record(m)))
+            dropped.sort(key=lambda e: rejected_order(rejected_record(e)))
+        return found, dropped
 
     def persist(self) -> MatchResult:
         """Keep the matcher output (memory, then disk) so that reading both
@@ -150,186 +147,136 @@ class MatchResult:
         return self
 
     def unpersist(self) -> MatchResult:
+        """Release the matcher output, and what the kind's grouping kept (an interval
+        query's admission pass)."""
         self.combined.unpersist()
+        for df in self.cached:
+            df.unpersist()
         return self
 
 
-@temporal_aware
+def _rejected(row: Mapping[str, Any]) -> RejectedEvent:
+    """A rejected row as the event: an event without an id of its own is known by its
+    position."""
+    position = row[POSITION]
+    rid = row[REJECTED_ID] if row[REJECTED_ID] is not None else position
+    text = row[RECORD]
+    try:
+        record = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        record = {"record": text}
+    return RejectedEvent(rid, position, row[REASON] or "", record)
+
+
 def match(
     df: DataFrame,
-    query: str | kleene.Query,
+    query: Any,
     *,
     time_field: str | None = None,
     type_field: str | None = None,
     id_field: str | None = None,
     partition_by: Sequence[str] | str | None = None,
     slice: int | Literal["auto"] | None = None,
-    spark: SparkSession | None = None,
     method: Method = "map",
     pushdown: bool = True,
+    spark: SparkSession | None = None,
     **compile_options: Any,
 ) -> MatchResult:
     """Match ``query`` over the events of ``df`` with Spark; see the module docstring.
 
-    ``query`` is query text or a compiled :class:`kleene.Query`; field names default to
-    the compiled query's, else ``timestamp``, ``type`` and ``id``; ``compile_options``
-    go to :func:`kleene.compile` (strategy, output, max_runs, ...). For a Parquet scan
-    as read, the events the query provably ignores are dropped in the scan
-    (:mod:`kleene.spark._pushdown`); ``pushdown=False`` reads every event.
+    ``query`` is query text (its kind read from its tokens, and ``time="interval"`` for
+    events with uncertainty intervals) or a compiled query of any kind with a Spark
+    part; field names default to the compiled query's, else ``timestamp``, ``type`` and
+    ``id``; ``compile_options`` are the kind's compile options (QueryError for another).
 
-    ``partition_by`` overrides the inferred partition key (the caller vouches that no
-    match mixes its values). ``slice`` (an int) splits each partition's time line into
-    up to that many slices when the query allows it (WITHIN and the ``all`` output
-    format); otherwise one slice is used and ``result.layout.note`` says why.
-    ``"auto"`` slices only queries that are not split by key (the key already spreads
-    the work), into two slices per core, each at least four windows wide.
+    The other options spread the work, for the kinds that take them (QueryError
+    otherwise): ``partition_by`` overrides the inferred partition key (the caller
+    vouches that no match mixes its values); ``slice`` (an int) splits each partition's
+    time line into up to that many slices when the query allows it (WITHIN, and the
+    ``all`` output format for SASE+), otherwise one slice is used and
+    ``result.layout.note`` says why; ``"auto"`` slices only queries that are not split
+    by key, into two slices per core, each at least four windows wide; ``method``
+    ("map" or "group", see above); ``pushdown``: for a Parquet scan as read, drop the
+    events the query provably ignores in the scan (:mod:`kleene.spark._pushdown`).
 
-    The result equals ``query.run`` over ``df`` in its order, which is taken as the
-    arrival order (an event more than the allowed lateness behind the latest time before
-    it is rejected as late, as the local engine does): the same matches (compare
-    ``Match.ids()`` with the variable columns) and the same rejected events;
+    The result equals ``query.run_detailed`` over ``df`` in its order, which is taken as
+    the arrival order: the same matches and the same rejected events;
     :meth:`MatchResult.collect` gives them as the local engine's objects.
-
-    Every variable column is an ``array`` of event ids, also for single variables. With
-    ``OUTPUT COLLAPSED`` the rows are collapsed results (see :meth:`MatchResult.expand`);
-    their ``count`` column sums to the number of matches.
     """
+    given = {"partition_by": partition_by, "slice": slice, "method": method, "pushdown": pushdown}
     if method not in ("map", "group"):
         raise ValueError(f"unknown method {method!r}; expected 'map' or 'group'")
+    kind, part = resolve(query, compile_options)
+    options = spark_options(kind, part, given)
     spark = spark if spark is not None else df.sparkSession
     use_this_python(spark)
-    spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
-    columns, added_id = spec.columns, spec.columns.id_field not in df.columns
-    prepared, routing, group_cols = _prepared(df, q, spec, partition_by, pushdown)
-    keyed = routing is not None
-    prepared, cuts, note = _time_slices(df, prepared, q, columns, slice, spark, keyed)
-    group_cols += [SLICE] if cuts else []
+    fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
+    spec, q = query_spec(kind, part, query, fields, compile_options)
+    rows = part.layout(q, df.schema, spec.columns)
+    grouping = part.group(df, q, spec, options, spark)
+    run_spec = grouping.spec or spec
 
-    schema = build_match_schema(q.plan, prepared.schema, columns)
-    collapsed = q.output is OutputFormat.COLLAPSED
-    rows: RowLayout = (
-        build_collapsed_schema(q.plan, prepared.schema, columns) if collapsed else schema
-    )
-    order = [columns.time_field, POS] if columns.time_field in df.columns else [POS]
+    def run(layout: Rows) -> DataFrame:
+        worker = GroupWorker(
+            run_spec,
+            layout,
+            grouping.group_columns,
+            grouping.cuts,
+            grouping.added_id,
+            grouping.whole,
+            grouping.lateness,
+            part.positions,
+        )
+        out = run_groups(spark, grouping, worker, options.method)
+        if grouping.rejected is not None:
+            out = out.unionByName(as_combined(grouping.rejected, layout))
+        return out
 
-    def run(worker: GroupMatcher) -> DataFrame:
-        return run_groups(spark, prepared, worker, routing is not None, cuts, order, method)
-
-    groups, sliced = tuple(group_cols), tuple(cuts)
-    combined = run(GroupMatcher(spec, rows, groups, sliced, added_id=added_id))
+    combined = run(rows)
     matches, rejected = split_output(combined, rows)
-    layout = Layout(routing.names if routing else (), tuple(cuts), method, note)
-    expanding = GroupMatcher(spec, schema, groups, sliced, expand=True, added_id=added_id)
+    layout = Layout(grouping.key, grouping.cuts, options.method, grouping.note, grouping.facts)
+    expanded = part.expansion(q, df.schema, spec.columns)
+    expander = None
+    if expanded is not None:
+        expanding: Rows = expanded
 
-    def expander() -> DataFrame:
-        return split_output(run(expanding), schema)[0]
+        def expander() -> DataFrame:
+            return split_output(run(expanding), expanding)[0]
 
     return MatchResult(
-        matches,
-        rejected,
-        combined,
-        layout,
-        spec,
-        collapsed,
-        expander if collapsed else None,
-        rows,
-        df.schema,
+        matches, rejected, combined, layout, spec, rows, part, expander, grouping.cached
     )
-
-
-def _prepared(
-    df: DataFrame,
-    q: kleene.Query,
-    spec: QuerySpec,
-    partition_by: Sequence[str] | str | None,
-    pushdown: bool,
-) -> tuple[DataFrame, KeyRouting | None, list[str]]:
-    """The input with stream positions, the seen flags and the key columns (the events
-    the query provably ignores dropped in the scan where ``pushdown`` allows it), how
-    events are routed by key, and the columns the groups are formed by."""
-    columns = spec.columns
-    if columns.time_field in df.columns:  # a window's unit needs a known time unit
-        q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
-    prepared = pushed_preparation(df, spec) if pushdown else None
-    if prepared is None:
-        prepared = with_seen(with_positions(df, columns), columns, q.plan.required)
-    routing = key_routing(q, partition_by)
-    if routing is None:
-        return prepared, None, []
-    return with_key(prepared, routing, columns), routing, key_columns(routing.width)
-
-
-def _time_slices(
-    df: DataFrame,
-    prepared: DataFrame,
-    q: kleene.Query,
-    columns: EventColumns,
-    slice: int | Literal["auto"] | None,
-    spark: SparkSession,
-    keyed: bool,
-) -> tuple[DataFrame, list[float], str]:
-    """Cut each partition's time line into slices when asked and the query allows it:
-    the rows with their slice column, the cuts, and a note saying why there are none."""
-    if slice is None:
-        return prepared, [], ""
-    blocker = slice_blocker(q)
-    if blocker is not None:
-        return prepared, [], f"not sliced: {blocker}"
-    if columns.time_field not in df.columns:
-        return prepared, [], "not sliced: the input has no time column"
-    if slice == "auto" and keyed:
-        return prepared, [], "not sliced: the partition key already spreads the work (auto)"
-    window = q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
-    assert window is not None
-    prepared = with_numeric_time(prepared, columns)
-    if slice == "auto":
-        cuts = boundaries(prepared, 2 * spark.sparkContext.defaultParallelism, 4 * window)
-    else:
-        cuts = boundaries(prepared, int(slice), window)
-    if not cuts:
-        return prepared, [], "not sliced: the time span is too short for more than one slice"
-    return with_slices(prepared, cuts, window), cuts, ""
 
 
 def run_groups(
-    spark: SparkSession,
-    prepared: DataFrame,
-    worker: GroupMatcher,
-    keyed: bool,
-    cuts: Sequence[float],
-    order: Sequence[str],
-    method: Method,
+    spark: SparkSession, grouping: Grouping, worker: GroupWorker, method: str
 ) -> DataFrame:
-    """Step 3 of the pipeline: group, sort into stream order, run ``worker``."""
-    group_cols = list(worker.group_columns)
-    out_schema = combined_schema(worker.schema)
-    parallelism = spark.sparkContext.defaultParallelism
+    """Step 2 of the pipeline: group, sort into stream order, run ``worker``."""
+    group_cols = list(grouping.group_columns)
+    out_schema = combined_schema(worker.rows)
+    prepared = grouping.prepared
     if method == "map":
-        if keyed:
+        if grouping.keyed:
             # several partitions per core: tasks are scheduled as cores free up, so a
             # few large keys do not leave a core idle
-            partitions = max(
-                int(spark.conf.get("spark.sql.shuffle.partitions") or 1), 4 * parallelism
-            )
-            shuffled = prepared.repartition(partitions, *group_cols)
-        elif cuts:
-            shuffled = prepared.repartition(
-                len(cuts) + 1, placed_slice_column(spark, len(cuts) + 1)
-            )
+            parallelism = spark.sparkContext.defaultParallelism
+            shuffle = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
+            shuffled = prepared.repartition(max(shuffle, 4 * parallelism), *group_cols)
+        elif grouping.cuts:
+            slices = len(grouping.cuts) + 1
+            shuffled = prepared.repartition(slices, placed_slice_column(spark, slices))
         else:
             shuffled = prepared.repartition(1)
-        shuffled = shuffled.sortWithinPartitions(*group_cols, *order)
+        shuffled = shuffled.sortWithinPartitions(*group_cols, *grouping.order)
         return shuffled.mapInArrow(worker.map_batches, out_schema)
+    order = grouping.order
     if not group_cols:
-        prepared = prepared.withColumn("kleene__all", F.lit(0))
-        group_cols = ["kleene__all"]
-    return prepared.groupBy(*group_cols).applyInArrow(_group_function(worker), out_schema)
-
-
-def _group_function(worker: GroupMatcher) -> Any:
-    """A one-argument function (Spark passes the key too when the function takes two)."""
+        prepared, group_cols = prepared.withColumn(ONE_GROUP, F.lit(0)), [ONE_GROUP]
 
     def apply(table):  # no annotations: Spark infers the UDF kind from them
-        return worker.apply_group(table)
+        return worker.apply_group(table, order)
 
-    return apply
+    return prepared.groupBy(*group_cols).applyInArrow(apply, out_schema)
+
+
+__all__ = ["SPARK_DEFAULTS", "Layout", "MatchResult", "match", "run_groups"]

@@ -1,11 +1,15 @@
-"""Stream matching: :func:`match_stream` and :func:`run_stream_to_parquet`.
+"""Stream matching, for every kind of query: :func:`match_stream` and
+:func:`run_stream_to_parquet`.
 
-Events are grouped by the query's partition key (one group when the query cannot be
-split by key, see :mod:`kleene.spark._query`) and handed to
-``transformWithStateInPandas`` with a :class:`~kleene.spark._processor.MatchProcessor`
-in event-time mode; the RocksDB state store keeps one matcher snapshot per key, and
-event-time timers wake keys when the watermark passes their pending events or their
-runs' windows. :mod:`kleene.spark._processor` describes the step.
+Events are grouped by the kind's key (:meth:`kleene.spark._kind.SparkKind.stream_groups`:
+a SASE+ query's partition key, one group when it cannot be split by key; an event-set
+pattern's partitioning attributes; TPStream's PARTITION BY) and handed to
+``transformWithStateInPandas`` with the one processor of every kind
+(:class:`kleene.spark._processor.KindProcessor`); the RocksDB state store keeps one
+matcher snapshot per key. A kind's stream runs behind a watermark (event-time mode:
+timers wake keys when the watermark passes their pending events or their reach) or
+takes each micro-batch as it comes (interval events, TPStream).
+:mod:`kleene.spark._processor` describes the step.
 
 **Late events are never dropped silently.** Spark's stateful operators drop the rows at
 or behind the watermark before user code sees them when the operator's input carries
@@ -21,13 +25,9 @@ The Parquet sink writes each micro-batch into its own folder ``batch_id=<n>`` wi
 overwrite, so a batch replayed after a crash replaces its first attempt: no match is
 lost or written twice.
 
-With ``OUTPUT COLLAPSED`` (SIGMOD 2014, section 5.2) ``matches`` holds one collapsed
-row per intermediate match (:mod:`kleene.spark._collapsed`), emitted once the watermark
-passes its last event; keys split the stream as for the ``all`` output.
-
-Event times must be numbers (seconds) or timestamps after the epoch (Spark's watermark
-starts at 0), and every event needs an id: in a stream there is no input position to
-fall back on, and equal timestamps are ordered by id.
+Behind a watermark, event times must be numbers (seconds) or timestamps after the epoch
+(Spark's watermark starts at 0), and every event needs an id: in a stream there is no
+input position to fall back on, and equal timestamps are ordered by id.
 """
 
 from __future__ import annotations
@@ -35,42 +35,31 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
-import kleene
 from kleene.errors import EventError, QueryError
-from kleene.eventsets.query import SesQuery
-from kleene.imprecise import IntervalQuery
-from kleene.kinds import is_tpstream
-from kleene.spark._collapsed import build_collapsed_schema
-from kleene.spark._interval_stream import interval_stream
-from kleene.spark._prepare import INTERNAL_PREFIX, keyed
-from kleene.spark._processor import MICROS_COLUMN, MatchProcessor
-from kleene.spark._query import QuerySpec, key_routing, resolve_query
+from kleene.spark._kind import article, query_spec, resolve
+from kleene.spark._prepare import INTERNAL_PREFIX
+from kleene.spark._processor import MICROS_COLUMN, KindProcessor, StreamSettings
+from kleene.spark._query import QuerySpec
 from kleene.spark._rows import (
     KIND,
     MATCH_KIND,
     REASON,
     RECORD,
     REJECTED_ID,
-    RowLayout,
+    Rows,
     combined_schema,
     split_output,
 )
-from kleene.spark._schema import EventColumns, build_match_schema
-from kleene.spark._ses_stream import ses_stream
+from kleene.spark._schema import EventColumns
 from kleene.spark._session import ROCKSDB_PROVIDER, active_session
-from kleene.spark.eventsets import is_ses, ses_spec
-from kleene.spark.intervals import is_interval
 from kleene.spark.sources import read_event_stream
-from kleene.spark.tpstream import TemporalStreamResult, match_temporal_stream
-from kleene.tpstream.query import TemporalQuery
-from kleene.vocabulary import OutputFormat
 
 WATERMARK_COLUMN = "kleene__wts"
 ALL_KEY = "kleene__all"
@@ -89,7 +78,7 @@ class StreamMatchResult:
     matches: DataFrame
     rejected: DataFrame
     checkpoint: str
-    schema: RowLayout  # match rows, or collapsed rows for OUTPUT COLLAPSED
+    schema: Rows  # the kind's match rows (collapsed rows for OUTPUT COLLAPSED)
     query: QuerySpec
 
     def to_parquet(
@@ -118,19 +107,9 @@ class StreamMatchResult:
         return _trigger(stream, available_now, processing_time).start()
 
 
-@overload
-def match_stream(
-    events: DataFrame, query: TemporalQuery, *, checkpoint: str, **options: Any
-) -> TemporalStreamResult: ...
-@overload
-def match_stream(
-    events: DataFrame, query: str | kleene.Query | SesQuery, *, checkpoint: str, **options: Any
-) -> StreamMatchResult: ...
-
-
 def match_stream(
     events: DataFrame,
-    query: str | kleene.Query | IntervalQuery | TemporalQuery | SesQuery,
+    query: Any,
     *,
     checkpoint: str,
     watermark: str = "0 seconds",
@@ -139,55 +118,61 @@ def match_stream(
     id_field: str | None = None,
     partition_by: Sequence[str] | str | None = None,
     **compile_options: Any,
-) -> StreamMatchResult | TemporalStreamResult:
-    """Match ``query`` over a streaming DataFrame of events.
+) -> StreamMatchResult:
+    """Match ``query`` (text or compiled, of any kind with a Spark part) over a
+    streaming DataFrame of events.
 
-    ``watermark`` is Spark's delay threshold (``"10 seconds"``): events may arrive that
-    much out of time order and are still matched in order; events behind the watermark
-    are rejected as ``late``. Matches appear once the watermark passes their last event
-    (and their window, for a trailing negation). ``checkpoint`` is where the started
-    query keeps its progress and state.
-
-    An interval query (an ``IntervalQuery``, or ``time="interval"`` with its options, a
-    declared ``u_max`` among them) runs as :mod:`kleene.spark._interval_stream` says. A
-    TPStream query goes to :func:`kleene.spark.tpstream.match_temporal_stream` (no
-    watermark: its matches leave at their detection time). An event-set pattern is
-    matched per key of its partitioning attributes, each match leaving once the
-    watermark closes its match window (:mod:`kleene.spark._ses_stream`).
+    Behind a watermark (SASE+ queries, event-set patterns), ``watermark`` is Spark's
+    delay threshold (``"10 seconds"``): events may arrive that much out of time order
+    and are still matched in order; events behind the watermark are rejected as
+    ``late``. Matches appear once the watermark passes their last event (and their
+    window, for a trailing negation; an event-set pattern's match window). The kinds
+    whose matchers judge their own events' order (interval events, with a declared
+    ``u_max``; TPStream, whose matches leave at their detection time) take no
+    watermark. ``partition_by`` overrides the inferred key (SASE+ and interval
+    queries). ``checkpoint`` is where the started query keeps its progress and state.
     """
     spark = active_session(events.sparkSession)
     if spark.conf.get("spark.sql.streaming.stateStore.providerClass", None) != ROCKSDB_PROVIDER:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+    kind, part = resolve(query, compile_options)
+    if partition_by is not None and "partition_by" not in part.spark_options:
+        raise QueryError(
+            f"partition_by does not apply to {article(kind.title)}: it is split by its own key "
+            "(`kleene explain` names it)"
+        )
+    if watermark != "0 seconds" and not part.watermark:
+        raise QueryError(
+            f"a watermark does not apply to {article(kind.title)}: its matcher judges the order "
+            "of its events itself, and its matches leave as soon as they are known"
+        )
     fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
-    other = _other_kind_stream(
-        events, query, checkpoint, watermark, fields, partition_by, compile_options
-    )
-    if other is not None:
-        return other
-    assert not isinstance(query, IntervalQuery | TemporalQuery)
-    if is_ses(query):  # kleene.spark._ses_stream
-        spec = ses_spec(query, time_field, type_field, id_field, compile_options)
-        timed, datetime_time = _timed(events, spec.columns, watermark)
-        output, schema = ses_stream(timed, spec, events.schema, datetime_time, partition_by)
-        matches, rejected = split_output(output, schema)
-        return StreamMatchResult(output, matches, rejected, checkpoint, schema, spec)
-    assert not isinstance(query, SesQuery)
-    spec, q = resolve_query(query, time_field, type_field, id_field, compile_options)
+    spec, q = query_spec(kind, part, query, fields, compile_options)
     columns = spec.columns
-    timed, datetime_time = _timed(events, columns, watermark)
-    timed, group_cols = keyed(timed, key_routing(q, partition_by), columns, ALL_KEY)
-    layout: RowLayout = build_match_schema(q.plan, events.schema, columns)
-    if q.output is OutputFormat.COLLAPSED:
-        layout = build_collapsed_schema(q.plan, events.schema, columns)
-    processor = MatchProcessor(spec, layout, datetime_time)
-    output = timed.groupBy(*group_cols).transformWithStateInPandas(
-        statefulProcessor=processor,
-        outputStructType=combined_schema(layout),
-        outputMode="Append",
-        timeMode="EventTime",
+    if part.watermark:
+        timed, datetime_time = _timed(events, columns, watermark)
+    else:
+        timed, datetime_time = _as_they_come(events, columns)
+    part.check_stream(q, events, columns)
+    grouped, group_cols = part.stream_groups(timed, q, spec, partition_by)
+    rows = part.layout(q, events.schema, columns)
+    window_us, forgetful = part.reach(q, datetime_time) if part.watermark else (None, False)
+    time_column = MICROS_COLUMN if datetime_time else columns.time_field
+    settings = StreamSettings(
+        part.watermark,
+        datetime_time,
+        window_us,
+        forgetful,
+        tuple(part.stream_order(q, columns, time_column)),
     )
-    matches, rejected = split_output(output, layout)
-    return StreamMatchResult(output, matches, rejected, checkpoint, layout, spec)
+    output = grouped.groupBy(*group_cols).transformWithStateInPandas(
+        statefulProcessor=KindProcessor(spec, rows, settings),
+        outputStructType=combined_schema(rows),
+        outputMode="Append",
+        timeMode="EventTime" if part.watermark else "None",
+    )
+    matches, rejected = split_output(output, rows)
+    return StreamMatchResult(output, matches, rejected, checkpoint, rows, spec)
 
 
 def _timed(events: DataFrame, columns: EventColumns, watermark: str) -> tuple[DataFrame, bool]:
@@ -213,40 +198,22 @@ def _timed(events: DataFrame, columns: EventColumns, watermark: str) -> tuple[Da
     return timed.drop(WATERMARK_COLUMN), datetime_time
 
 
-def _other_kind_stream(
-    events: DataFrame,
-    query: Any,
-    checkpoint: str,
-    watermark: str,
-    fields: dict[str, str | None],
-    partition_by: Sequence[str] | str | None,
-    compile_options: dict[str, Any],
-) -> StreamMatchResult | TemporalStreamResult | None:
-    """The stream of an interval or TPStream query; None for a point query."""
-    if is_interval(query, compile_options):  # kleene.spark._interval_stream
-        if watermark != "0 seconds":
-            raise QueryError(
-                "a watermark does not apply to interval events: their arrival order is "
-                "checked against their bounds (VLDB 2010, section 2.2)"
-            )
-        ispec, out, ischema = interval_stream(events, query, fields, partition_by, compile_options)
-        matches, rejected = split_output(out, ischema)
-        return StreamMatchResult(out, matches, rejected, checkpoint, ischema, ispec)
-    if isinstance(query, TemporalQuery) or (isinstance(query, str) and is_tpstream(query)):
-        if watermark != "0 seconds" or partition_by is not None:
-            raise QueryError(
-                "watermark and partition_by do not apply to a TPStream query: it is split "
-                "by its own PARTITION BY and its events are matched in time order per key"
-            )
-        return match_temporal_stream(
-            events, query, checkpoint=checkpoint, **fields, **compile_options
-        )
-    return None
+def _as_they_come(events: DataFrame, columns: EventColumns) -> tuple[DataFrame, bool]:
+    """The events, with timestamps also as exact microseconds (pandas would give naive
+    local times: the processor rebuilds them, UTC), and whether the times are
+    timestamps."""
+    if columns.time_field not in events.columns:
+        return events, False
+    time_type = events.schema[columns.time_field].dataType
+    if not isinstance(time_type, T.TimestampType | T.TimestampNTZType):
+        return events, False
+    micros = F.unix_micros(F.col(columns.time_field).cast("timestamp"))
+    return events.withColumn(MICROS_COLUMN, micros), True
 
 
 def run_stream_to_parquet(
     input_dir: str | Path,
-    query: str | kleene.Query,
+    query: Any,
     output_dir: str | Path,
     checkpoint: str | Path,
     *,
@@ -305,7 +272,7 @@ def _event_time(time_field: str, dtype: T.DataType) -> Any:
 class _BatchWriter:
     """foreachBatch sink: both outputs of a micro-batch into ``batch_id=<n>`` folders."""
 
-    def __init__(self, matches_path: str, rejected_path: str, schema: RowLayout) -> None:
+    def __init__(self, matches_path: str, rejected_path: str, schema: Rows) -> None:
         self.matches_path = matches_path
         self.rejected_path = rejected_path
         self.schema = schema

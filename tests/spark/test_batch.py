@@ -83,7 +83,7 @@ def test_keyed_kleene_query_equals_local_engine(events_df, events, slice_, metho
     for row in by_id.values():
         m = expected[frozenset((v, tuple(row[v])) for v in q.variables)]
         assert (row["start"], row["end"]) == (m.start, m.end)
-        assert row["partition"] == [str(v) for v in m.partition]
+        assert tuple(row["partition"]) == m.partition  # the key's values in their types
         values = m.values()
         assert row["sym"] == values["sym"] and row["n"] == values["n"]
         assert row["avg_price"] == pytest.approx(values["avg_price"])
@@ -273,10 +273,12 @@ def test_output_schema(events_df) -> None:
         "n",
     ]
     assert fields["a"] == T.ArrayType(T.LongType()) == fields["b"]
-    assert fields["partition"] == T.ArrayType(T.StringType())
+    # the key [symbol] with the type of the input's symbol column
+    assert fields["partition"] == T.StructType([T.StructField("symbol", T.LongType())])
     assert fields["avg_price"] == T.DoubleType() and fields["n"] == T.LongType()
-    rejected = {f.name for f in result.rejected.schema.fields}
-    assert rejected == {"id", "reason", "record"}
+    assert result.rejected.columns == ["id", "position", "reason", "record"]
+    unkeyed = ks.match(events_df, THREE_RISES).matches.schema["partition"].dataType
+    assert unkeyed == T.ArrayType(T.StringType())  # no key: always empty
 
 
 def test_return_names_of_fixed_columns_are_prefixed(events_df) -> None:

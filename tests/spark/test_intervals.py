@@ -1,4 +1,4 @@
-"""Interval events on Spark (kleene.spark.intervals): the same results and rejected
+"""Interval events on Spark (kleene.spark._intervals): the same results and rejected
 events as the local engine, through the command and through time slices."""
 
 from __future__ import annotations
@@ -138,8 +138,9 @@ def test_time_slices_overlapping_by_w_plus_u_max_lose_and_repeat_nothing(
         q = kleene.compile(text, time="interval", strategy=strategy)
         want = rows(q.run(events))
         result = ks.match(df, q, slice=3).persist()  # one run for both outputs
-        assert isinstance(result, ks.IntervalMatchResult)
-        assert result.layout.slices == 3 and result.u_max == 8
+        assert result.layout.slices == 3 and result.layout.facts == {"u_max": 8}
+        assert result.matches.columns[:6] == ["match_id", "partition", "a", "b", "start", "end"]
+        assert result.matches.columns[6] == "confidence"
         got, rejected = result.collect()
         assert not rejected
         assert rows(got) == want

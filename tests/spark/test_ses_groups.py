@@ -11,8 +11,11 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
-from kleene.spark._worker import GroupMatcher
-from kleene.spark.eventsets import ses_schema, ses_spec
+from kleene.spark._eventsets import EVENTSETS
+from kleene.spark._kind import query_spec, resolve
+from kleene.spark._prepare import POS
+from kleene.spark._schema import EventColumns
+from kleene.spark._worker import GroupWorker
 
 QUERY = "PATTERN SEQ({A a, B+ b}, {C c}) WHERE prev(b.x) < b.x WITHIN 4"
 
@@ -20,7 +23,8 @@ QUERY = "PATTERN SEQ({A a, B+ b}, {C c}) WHERE prev(b.x) < b.x WITHIN 4"
 def _rows() -> list[dict[str, Any]]:
     types = "ABBCABACBBCCAXBC"
     rows: list[dict[str, Any]] = [
-        {"id": k, "type": t, "timestamp": k // 2, "x": (k * 7) % 5} for k, t in enumerate(types)
+        {"id": k, "type": t, "timestamp": k // 2, "x": (k * 7) % 5, POS: k}
+        for k, t in enumerate(types)
     ]
     rows[9]["timestamp"] = None  # rejected by admission, reported when the group ends
     return rows
@@ -28,26 +32,28 @@ def _rows() -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("cuts", [(), (5,), (1, 8, 9), (3, 6, 11, 14)])
 def test_a_group_split_into_batches_equals_the_local_run(cuts: tuple[int, ...]) -> None:
-    spec = ses_spec(QUERY, None, None, None, {})
-    q = spec.compile()
+    kind, part = resolve(QUERY, {})
+    assert part is EVENTSETS
+    spec, q = query_spec(kind, part, QUERY, {}, {})
     struct = T.StructType(
         [T.StructField("id", T.LongType()), T.StructField("timestamp", T.LongType())]
     )
-    worker = GroupMatcher(
-        spec, ses_schema(q, struct, spec.columns), ("kleene__one",), (), whole=True
-    )
+    layout = part.layout(q, struct, EventColumns())
+    worker = GroupWorker(spec, layout, ("kleene__one",), (), whole=True)
     table = pa.Table.from_pylist(_rows())
-    run = worker._start((0,))
-    found, rejected = [], []
+    run = worker.start((0,))
+    rows = []
     for start, end in zip((0, *cuts), (*cuts, len(table)), strict=True):
-        more, gone = run.push(table.slice(start, end - start))
-        assert more == []  # nothing is matched before the group's end
-        rejected += gone
-    more, gone = run.finish()
-    found, rejected = found + more, rejected + gone
+        out = run.push(table.slice(start, end - start))
+        assert out == []  # nothing is matched or rejected before the group's end
+        rows += out
+    rows += run.finish()
     local = q.matcher()
-    want = local.run(table)
+    want = local.run(table.drop_columns([POS]))
     assert len(want) >= 3
+    found = [layout.decode(r) for r in rows if r["kleene__kind"] == "match"]
+    rejected = [r for r in rows if r["kleene__kind"] == "rejected"]
     assert sorted(m.key() for m in found) == sorted(m.key() for m in want)
-    assert [(r.id, r.reason) for r in rejected] == [(r.id, r.reason) for r in local.take_rejected()]
-    assert [r.id for r in rejected] == [9]
+    got = [(r["kleene__rejected_id"], r["kleene__reason"]) for r in rejected]
+    assert got == [(r.id, r.reason) for r in local.take_rejected()]
+    assert [r["kleene__rejected_id"] for r in rejected] == [9]

@@ -1,4 +1,4 @@
-"""TPStream queries on Spark (kleene/spark/tpstream.py): ``kleene run --engine spark``
+"""TPStream queries on Spark (kleene/spark/_tpstream.py): ``kleene run --engine spark``
 writes the files ``--engine local`` writes, on awkward input (nulls, a missing
 attribute, repeated and out-of-order timestamps in a partition, another stream's events,
 a null partition key, several partitions), with and without PARTITION BY; and
@@ -18,7 +18,7 @@ import kleene.spark as ks
 from kleene.cli import EXIT_OK, main
 from kleene.io.schema import match_record
 from kleene.spark._schema import EventColumns
-from kleene.spark._tpstream_schema import decoded, temporal_schema
+from kleene.spark._tpstream import temporal_schema
 from kleene.tpstream.model import TemporalMatch
 from kleene.tpstream.query import TemporalQuery
 from tests.tpstream.test_runtime import DRIVERS, cars
@@ -78,7 +78,7 @@ def test_match_gives_the_local_engines_objects_and_typed_columns(spark: SparkSes
     # the records and the situations' events; the runtime's own aggregates stay local
     assert [match_record(m) for m in found] == [match_record(m) for m in local.matches]
     assert [spans(m) for m in found] == [spans(m) for m in local.matches]
-    assert [m.key for m in found] == [(1,), (3,)]
+    assert [m.partition for m in found] == [(1,), (3,)]
     assert [(r.position, r.reason) for r in rejected] == [
         (r.position, r.reason) for r in local.rejected
     ]
@@ -91,7 +91,7 @@ def test_match_gives_the_local_engines_objects_and_typed_columns(spark: SparkSes
     types = {f.name: f.dataType for f in result.matches.schema.fields}
     assert types == {
         "match_id": T.StringType(),
-        "partition": T.ArrayType(T.StringType()),
+        "partition": T.StructType([T.StructField("car_id", T.LongType())]),
         **{symbol: situation for symbol in "ABC"},
         "time": time,
         "detected": time,
@@ -101,7 +101,7 @@ def test_match_gives_the_local_engines_objects_and_typed_columns(spark: SparkSes
     }
     got = sorted(
         (
-            r["partition"],
+            r["partition"]["car_id"],
             {k: (r[k]["start"], r[k]["end"]) for k in "ABC"},
             r["time"],
             r["detected"],
@@ -113,7 +113,7 @@ def test_match_gives_the_local_engines_objects_and_typed_columns(spark: SparkSes
     )
     assert got == sorted(
         (
-            [str(v) for v in m.key],
+            m.partition[0],
             {k: (s.start, s.end) for k, s in m.situations.items()},
             m.time,
             m.detected,
@@ -178,18 +178,19 @@ def test_match_stream_carries_the_matchers_across_micro_batches(
     schema = spark.read.json(str(folder)).schema
     events = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(str(folder))
     result = ks.match_stream(events, DRIVERS, checkpoint=str(tmp_path / "checkpoint"))
-    result.to_parquet(str(tmp_path / "out")).awaitTermination()
-    out = spark.read.parquet(str(tmp_path / "out")).toArrow().to_pylist()
-    found, refused = decoded(out, result.schema, schema)
+    out = tmp_path / "out"
+    result.to_parquet(str(out / "matches"), str(out / "rejected")).awaitTermination()
+    rows = spark.read.parquet(str(out / "matches")).toArrow().to_pylist()
+    found = [result.schema.decode(r) for r in rows]
+    assert all(isinstance(r["partition"]["car_id"], int) for r in rows)
+    refused = [(r["id"], r["reason"]) for r in spark.read.parquet(str(out / "rejected")).collect()]
     q = TemporalQuery(DRIVERS)
     local = q.run_detailed(first)
     assert local.matches == []  # nothing is known after the first file
     # a micro-batch is matched in time order (then id): the local engine fed so
     local = q.run_detailed([r for part in (first, second) for r in sorted(part, key=by_time)])
     assert sorted(returned(m) for m in found) == sorted(returned(m) for m in local.matches)
-    assert sorted((r.id, r.reason) for r in refused) == sorted(
-        (r.id, r.reason) for r in local.rejected
-    )
+    assert sorted(refused) == sorted((r.id, r.reason) for r in local.rejected)
 
 
 def spans(m: TemporalMatch) -> dict[str, tuple[Any, ...]]:

@@ -12,13 +12,14 @@ from pyspark.sql.pandas.types import from_arrow_schema
 import kleene
 from kleene.datagen import stock
 from kleene.io.schema import match_id
-from kleene.spark._collapsed import build_collapsed_schema
+from kleene.spark._collapsed import ExpandedSchema, build_collapsed_schema
+from kleene.spark._kind import query_spec, resolve
 from kleene.spark._prepare import POS
-from kleene.spark._query import resolve_query
+from kleene.spark._query import QuerySpec
 from kleene.spark._rows import KIND, MATCH_KIND
 from kleene.spark._schema import build_match_schema
 from kleene.spark._slicing import SLICE, home_slice
-from kleene.spark._worker import GroupMatcher, _group_starts, time_number
+from kleene.spark._worker import GroupWorker, group_starts, time_number
 from tests.spark.support import local_keys
 
 pytestmark = pytest.mark.spark
@@ -31,17 +32,23 @@ WITHIN 20"""
 
 def test_group_starts_split_on_any_column_and_on_nulls() -> None:
     table = pa.table({"k": [1, 1, None, None, 2, 2], "s": [0, 1, 1, 1, 1, 1]})
-    assert _group_starts(table, ["k", "s"]) == [0, 1, 2, 4]
-    assert _group_starts(table, []) == [0]
+    assert group_starts(table, ["k", "s"]) == [0, 1, 2, 4]
+    assert group_starts(table, []) == [0]
+
+
+def resolve_query(query: object, **fields: str | None) -> tuple[QuerySpec, kleene.Query]:
+    """The spec workers compile and the compiled query, as kleene.spark.match gets them."""
+    kind, part = resolve(query, {})
+    return query_spec(kind, part, query, fields, {})
 
 
 def test_map_batches_carries_a_group_across_batches() -> None:
     events = stock.generate(3000, symbols=3, seed=5)
-    spec, q = resolve_query(QUERY, time_field=None, type_field=None, id_field=None, options={})
+    spec, q = resolve_query(QUERY)
     table = events.append_column(POS, events["id"]).append_column("kleene__k0", events["symbol"])
     ordered = table.sort_by([("kleene__k0", "ascending"), ("timestamp", "ascending")])
     schema = build_match_schema(q.plan, from_arrow_schema(table.schema), spec.columns)
-    worker = GroupMatcher(spec, schema, ("kleene__k0",), ())
+    worker = GroupWorker(spec, schema, ("kleene__k0",), ())
     # batches of 700 rows: every symbol's rows span several batches
     out = pa.Table.from_batches(list(worker.map_batches(iter(ordered.to_batches(700)))))
     rows = [r for r in out.to_pylist() if r[KIND] == MATCH_KIND]
@@ -67,10 +74,11 @@ def test_time_numbers_follow_the_slice_cuts() -> None:
 
 def test_compiled_query_keeps_its_options() -> None:
     q = kleene.compile(QUERY, output="non-overlap", time_field="ts")
-    spec, again = resolve_query(q, time_field=None, type_field=None, id_field=None, options={})
-    assert again.output is q.output and spec.columns.time_field == "ts"
-    spec2, _ = resolve_query(q, time_field="t2", type_field=None, id_field=None, options={})
+    spec, again = resolve_query(q)
+    assert again is q and spec.columns.time_field == "ts"
+    spec2, other = resolve_query(q, time_field="t2")
     assert spec2.columns.time_field == "t2" and spec2 != spec
+    assert other.output is q.output and other.fields.time_field == "t2"
 
 
 COLLAPSED = """PATTERN SEQ(Stock a, Stock+ b[], Stock c)
@@ -85,7 +93,7 @@ def test_collapsed_results_are_owned_by_one_slice(expand: bool) -> None:
     """Narrow slices (every few windows a cut): each collapsed result, or each match of
     its expansion, comes out of exactly one slice."""
     events = stock.generate(1500, symbols=2, seed=3)
-    spec, q = resolve_query(COLLAPSED, time_field=None, type_field=None, id_field=None, options={})
+    spec, q = resolve_query(COLLAPSED)
     window = q.window
     assert window is not None
     cuts = tuple(float(t) for t in range(100, 1500, 97))
@@ -93,8 +101,8 @@ def test_collapsed_results_are_owned_by_one_slice(expand: bool) -> None:
     arrow_schema = from_arrow_schema(table.schema)
     schema = build_match_schema(q.plan, arrow_schema, spec.columns)
     rows_layout = build_collapsed_schema(q.plan, arrow_schema, spec.columns)
-    layout = schema if expand else rows_layout
-    worker = GroupMatcher(spec, layout, (SLICE,), cuts, expand=expand)
+    layout = ExpandedSchema(*schema.__dict__.values()) if expand else rows_layout
+    worker = GroupWorker(spec, layout, (SLICE,), cuts)
     bounds = [float("-inf"), *cuts, float("inf")]
     rows = []
     for k in range(len(cuts) + 1):
@@ -104,7 +112,8 @@ def test_collapsed_results_are_owned_by_one_slice(expand: bool) -> None:
         )
         part = table.filter(keep)
         part = part.append_column(SLICE, pa.array([k] * part.num_rows, pa.int64()))
-        rows += [r for r in worker.apply_group(part).to_pylist() if r[KIND] == MATCH_KIND]
+        ordered = worker.apply_group(part, ("timestamp", POS))
+        rows += [r for r in ordered.to_pylist() if r[KIND] == MATCH_KIND]
     local = q.run_collapsed(events)
     if expand:
         got = [frozenset((v, tuple(r[v])) for v in q.variables) for r in rows]
@@ -120,6 +129,7 @@ def test_collapsed_results_are_owned_by_one_slice(expand: bool) -> None:
 
 def test_programs_are_refused_with_a_pointer_to_the_local_engine() -> None:
     program = kleene.compile_program("PATTERN SEQ(A a) UNION PATTERN SEQ(B b)")
-    fields = {"time_field": None, "type_field": None, "id_field": None}
+    with pytest.raises(kleene.QueryError, match="SASE\\+ program runs on the local engine"):
+        resolve(program, {})
     with pytest.raises(kleene.QueryError, match="runs on the local engine"):
-        resolve_query(program, options={}, **fields)  # type: ignore[arg-type]
+        resolve("PATTERN SEQ(A a) UNION PATTERN SEQ(B b)", {})
