@@ -76,7 +76,7 @@ def test_the_defaults_of_run_reach_the_query() -> None:
     assert "strategy" not in options and "output" not in options
     interval = compile_options(kinds.get("interval"), _arguments("run"))
     assert interval["engine"] == "auto" and interval["lower_field"] == "lower"
-    assert "max_runs" not in interval  # not (yet) an option of the interval kind
+    assert interval["max_runs"] == 1_000_000 and interval["max_matches"] == 10_000_000
 
 
 def test_the_time_models_are_the_registrys() -> None:
