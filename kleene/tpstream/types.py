@@ -1,6 +1,6 @@
 """The type of a TPStream RETURN item's values, as far as the query fixes it: what a
 writer that needs the output schema before any match (the Spark pipeline,
-:mod:`kleene.spark._tpstream_schema`) resolves against the input's column types.
+:mod:`kleene.spark._tpstream`) resolves against the input's column types.
 
 Types are :class:`kleene.compiler.returns.ValueType` terms, with one more kind:
 ``"duration"``, a situation's length (``end - start``), which is a number of time units
