@@ -74,7 +74,7 @@ from kleene.imprecise.next_confidence import TooManyCases, next_confidence
 from kleene.imprecise.ordering import Held, Presented, QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, Steps
 from kleene.imprecise.properties import Components
-from kleene.imprecise.result import ImpreciseMatch, Labels
+from kleene.imprecise.result import Framework, ImpreciseMatch, Labels
 from kleene.vocabulary import Strategy
 
 METHODS = ("any", "query", "selectivity")
@@ -119,7 +119,7 @@ def exclusive_components(plan: Plan) -> bool:
     return len(set(types)) == len(types)
 
 
-class EventFramework:
+class EventFramework(Framework):
     """Admitted interval events in, results out as soon as they are final."""
 
     def __init__(
@@ -164,14 +164,6 @@ class EventFramework:
         self.horizon = None if window is None else 2 * window + u_max + 1
         empty = (None,) * self.length
         self.start = EventRun(empty, () if self.prefixes else empty, 0, self.steps.initial, None)
-
-    def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
-        """Take admitted events; ``now_lower`` is the largest lower bound seen so far."""
-        return list(self.results(events, now_lower))
-
-    def flush(self) -> list[ImpreciseMatch]:
-        """The end of the stream: every buffered event and pending result."""
-        return list(self.final_results())
 
     def results(
         self, events: list[IntervalEvent], now_lower: int | None

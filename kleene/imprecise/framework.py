@@ -11,11 +11,11 @@ from kleene.imprecise.collapse import Collapser, Threshold
 from kleene.imprecise.expansion import StreamExpansion
 from kleene.imprecise.model import IntervalEvent
 from kleene.imprecise.points import PointMatching, Steps
-from kleene.imprecise.result import ImpreciseMatch
+from kleene.imprecise.result import Framework, ImpreciseMatch
 from kleene.vocabulary import Strategy
 
 
-class PointFramework:
+class PointFramework(Framework):
     """Admitted interval events in, collapsed results out, as soon as they are final.
 
     ``max_runs`` bounds the runs together with the point matches waiting to be
@@ -42,14 +42,6 @@ class PointFramework:
         self.collapser = Collapser(plan, steps, window, next_match, self.matching.candidates, keep)
         # events ending this long before t_emit can matter to no run or pending result
         self.horizon = None if window is None else 2 * window + u_max + 1
-
-    def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
-        """Take admitted events; ``now_lower`` is the largest lower bound seen so far."""
-        return list(self.results(events, now_lower))
-
-    def flush(self) -> list[ImpreciseMatch]:
-        """The end of the stream: every buffered point and pending result."""
-        return list(self.final_results())
 
     def results(
         self, events: list[IntervalEvent], now_lower: int | None

@@ -49,7 +49,7 @@ from kleene.imprecise.chains import Chain
 from kleene.imprecise.collapse import Threshold
 from kleene.imprecise.model import IntervalEvent, Probability
 from kleene.imprecise.points import Steps
-from kleene.imprecise.result import ImpreciseMatch, partition_of
+from kleene.imprecise.result import Framework, ImpreciseMatch, partition_of
 
 # the candidates chosen per component so far (indexes into each component's candidates)
 Sets = tuple[tuple[int, ...], ...]
@@ -99,7 +99,7 @@ class Node:
         return max(c.first + c.mass.shape[0] - 1 for c in self.chains())
 
 
-class KleeneFramework:
+class KleeneFramework(Framework):
     """Admitted interval events in; at the end of the input, every signature whose
     confidence passes ``keep``."""
 
@@ -117,14 +117,6 @@ class KleeneFramework:
         for s in plan.states:
             if s.kind != "rest":
                 self.components.append((s.var, s.kind == "first", s.event_type))
-
-    def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
-        """Buffer admitted events (results come at :meth:`flush`)."""
-        return list(self.results(events, now_lower))
-
-    def flush(self) -> list[ImpreciseMatch]:
-        """Every signature."""
-        return list(self.final_results())
 
     def results(
         self, events: list[IntervalEvent], now_lower: int | None

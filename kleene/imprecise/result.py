@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,3 +80,28 @@ def result_order(m: ImpreciseMatch) -> tuple[Any, ...]:
     """Results of a whole run: by the last event's arrival, then the first's."""
     positions = sorted(p for ps in m.positions.values() for p in ps)
     return (positions[-1], positions[0], tuple(positions))
+
+
+class Framework(ABC):
+    """What the matcher asks of an evaluation framework (point-based, event-based,
+    Kleene): its results as iterators that do the matching, so that ``max_matches``
+    stops them (:mod:`kleene.runtime.output`); ``push`` and ``flush`` give them as lists."""
+
+    @abstractmethod
+    def results(
+        self, events: list[IntervalEvent], now_lower: int | None
+    ) -> Iterator[ImpreciseMatch]:
+        """Take admitted events (``now_lower``: the largest lower bound seen so far);
+        the results that became final."""
+
+    @abstractmethod
+    def final_results(self) -> Iterator[ImpreciseMatch]:
+        """The end of the stream: every buffered event and pending result."""
+
+    def push(self, events: list[IntervalEvent], now_lower: int | None) -> list[ImpreciseMatch]:
+        """:meth:`results` as a list."""
+        return list(self.results(events, now_lower))
+
+    def flush(self) -> list[ImpreciseMatch]:
+        """:meth:`final_results` as a list."""
+        return list(self.final_results())
