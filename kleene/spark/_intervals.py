@@ -129,7 +129,8 @@ class IntervalSpark(SparkKind):
     arrival_order = False
 
     def options_of(self, query: Any) -> dict[str, Any]:
-        return dict(query.options)
+        # the driver applies max_matches (kleene run): a worker error loses all
+        return {**query.options, "max_matches": None}
 
     def layout(self, q: Any, schema: T.StructType, columns: EventColumns) -> IntervalSchema:
         """Match rows with ``start``/``end`` as whole numbers (time is discrete)."""
