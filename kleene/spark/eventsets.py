@@ -35,6 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from kleene import kinds
 from kleene.eventsets.partitioning import partition_attributes
 from kleene.eventsets.query import SesQuery
 from kleene.spark._prepare import POS, with_positions, with_seen
@@ -70,6 +71,7 @@ def _options_of(query: SesQuery) -> dict[str, Any]:
         "output": query.output,
         "time_unit": query.time_unit,
         "max_matches": None,  # the driver applies it (kleene run): a worker error loses all
+        "max_runs": query.max_runs,
         "algorithm": "auto" if query.auto else query.algorithm,
         "preprocessing": query.flags.name,
         "time_field": f.time_field,
@@ -151,4 +153,6 @@ def is_ses(query: Any) -> TypeGuard[str | SesQuery]:
     """Whether ``kleene.spark.match`` sends ``query`` (text or compiled) to
     :func:`match_ses` (grouped by its partitioning attributes; ``partition_by``,
     ``slice``, ``method`` and ``pushdown`` do not apply to it)."""
-    return isinstance(query, SesQuery) or (isinstance(query, str) and SesQuery.accepts(query))
+    return isinstance(query, SesQuery) or (
+        isinstance(query, str) and kinds.kind_of_text(query).name == "eventset"
+    )

@@ -35,13 +35,14 @@ def _files(tmp_path: Path, source: str) -> tuple[Path, Path]:
 def _expected() -> list[dict]:
     """The oracle-checked matches of Q1 (tests/eventsets/test_chemo_oracle.py) as
     records: ids per variable (lists, also for single variables), start and end times,
-    no partition values."""
+    the partition (the patient, PID: Q1's partitioning attribute)."""
     q = kleene.compile(Q1, type_field="L", time_field="T", time_unit="d", preprocessing="none")
     records = [
         {"ids": {v: list(ids) for v, ids in m.ids().items()}, "start": m.start, "end": m.end}
         for m in q.run(events())
     ]
-    return sorted(({**r, "partition": []} for r in records), key=match_order)
+    pids = {e["id"]: e["PID"] for e in events()}
+    return sorted(({**r, "partition": [pids[r["ids"]["c"][0]]]} for r in records), key=match_order)
 
 
 @pytest.mark.parametrize("source", ["csv", "jsonl", "parquet"])

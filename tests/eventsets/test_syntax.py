@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from kleene import kinds
 from kleene.compiler import expr as ir
 from kleene.errors import EventError, QueryError, QuerySyntaxError
 from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.model import LEFT, RIGHT, ConstraintForm, SetVariable
-from kleene import kinds
 from kleene.lang import ast, parse, parse_program, parse_ses
 from tests.eventsets.chemo import Q1
 
