@@ -51,6 +51,7 @@ class EventSetSpark(SparkKind):
             "output": query.output,
             "time_unit": query.time_unit,
             "max_matches": None,  # the driver applies it (kleene run): a worker error loses all
+            "max_runs": query.max_runs,
             "algorithm": "auto" if query.auto else query.algorithm,
             "preprocessing": query.flags.name,
             "time_field": f.time_field,
