@@ -146,55 +146,53 @@ class JoinTreeMatcher:
             out += self.matches(window, positions)
         return out
 
-    def join_order(self, search: _Search, seed: str) -> list[str]:
-        """The order the leaves are joined in after ``seed``: each time the variable
-        of the smallest estimate given those joined so far."""
-        order = [seed]
-        remaining = [n for n in self.names if n != seed]
-        while remaining:
-            v = min(remaining, key=lambda n: search.estimate(n, order))
-            order.append(v)
-            remaining.remove(v)
-        return order
-
     def _join(self, search: _Search, seed: str) -> Iterator[dict[str, Binding]]:
         """The complete joins from ``seed``'s bindings that start at the first event,
         depth first: a partial join is extended by the next leaf's bindings one at a
         time, so only the partial joins on the path are held (one per variable)."""
-        order = self.join_order(search, seed)
-        self.last_order = tuple(order)
-        steps = [
-            (v, next((r for r in self.links[v] if r.equal and _other(r, v) in order[:at]), None))
-            for at, v in enumerate(order)
-        ]
-        prune = [
-            self._pruning(search, order[: at + 1], order[at + 1 :]) for at in range(len(order))
-        ]
-        for binding in search.seed_bindings(seed):
-            partial = {seed: binding}
-            self.built += 1
-            if self._selectable(search, partial, prune[0]):
-                yield from self._extend(search, partial, steps, prune, 1)
+        plan = _JoinPlan(self, search, seed)
+        try:
+            for binding in search.seed_bindings(seed):
+                partial = {seed: binding}
+                self.built += 1
+                if self._selectable(search, partial, plan.prune(0)):
+                    yield from self._extend(search, partial, plan)
+        finally:
+            self.last_order = tuple(plan.order)
 
     def _extend(
-        self,
-        search: _Search,
-        partial: dict[str, Binding],
-        steps: list[tuple[str, Relation | None]],
-        prune: list[_Pruning | None],
-        at: int,
+        self, search: _Search, partial: dict[str, Binding], plan: _JoinPlan
     ) -> Iterator[dict[str, Binding]]:
-        if at == len(steps):
+        """The complete joins extending a seed's ``partial``: one frame per level on a
+        stack, each with its partial join and where it is in the next leaf's bindings."""
+        last = len(self.names) - 1
+        if not last:
             yield partial
             return
-        v, probe = steps[at]
+        stack = [self._frame(search, partial, plan, 1)]
+        while stack:
+            partial, bindings, used, v, pruning, at = stack[-1]
+            for binding in bindings:
+                if used.isdisjoint(binding) and search.fits(v, binding, partial):
+                    joined = {**partial, v: binding}
+                    self.built += 1
+                    if not self._selectable(search, joined, pruning):
+                        continue
+                    if at == last:
+                        yield joined
+                    else:
+                        stack.append(self._frame(search, joined, plan, at + 1))
+                        break
+            else:
+                stack.pop()
+
+    def _frame(
+        self, search: _Search, partial: dict[str, Binding], plan: _JoinPlan, at: int
+    ) -> _Frame:
+        v, probe = plan.step(at)
         used = {i for b in partial.values() for i in b}
-        for binding in search.probe(v, probe, partial):
-            if used.isdisjoint(binding) and search.fits(v, binding, partial):
-                joined = {**partial, v: binding}
-                self.built += 1
-                if self._selectable(search, joined, prune[at]):
-                    yield from self._extend(search, joined, steps, prune, at + 1)
+        bindings = iter(search.probe(v, probe, partial))
+        return partial, bindings, used, v, plan.prune(at), at
 
     def _pruning(self, search: _Search, joined: list[str], remaining: list[str]) -> _Pruning | None:
         """What selection while joining tests after ``joined`` (None: nothing): the
@@ -230,6 +228,43 @@ class JoinTreeMatcher:
 
 #: the variables selection while joining tests and the events still to be bound
 _Pruning = tuple[list[int], frozenset[int]]
+#: a level of the join search: its partial join, the next leaf's bindings still to
+#: try, the events already bound, the leaf's variable, the pruning and the level
+_Frame = tuple[dict[str, Binding], Iterator[Binding], set[int], str, "_Pruning | None", int]
+
+
+class _JoinPlan:
+    """The join order after one seed, chosen a level at a time as the search first
+    reaches it (a window whose partial joins die early costs no later estimates): next
+    is the variable of the smallest estimate given those joined so far, probed by an
+    equality with a joined variable when there is one; the selection's pruning after
+    each level is worked out when first needed too."""
+
+    def __init__(self, matcher: JoinTreeMatcher, search: _Search, seed: str) -> None:
+        self.m = matcher
+        self.search = search
+        self.order = [seed]
+        self.probes: list[Relation | None] = [None]
+        self.pruning: dict[int, _Pruning | None] = {}
+
+    def step(self, at: int) -> tuple[str, Relation | None]:
+        """Level ``at`` (from 1): its variable and the equality to probe it by."""
+        m, order = self.m, self.order
+        while len(order) <= at:
+            remaining = [n for n in m.names if n not in order]
+            v = min(remaining, key=lambda n: self.search.estimate(n, order))
+            probe = next((r for r in m.links[v] if r.equal and _other(r, v) in order), None)
+            order.append(v)
+            self.probes.append(probe)
+        return order[at], self.probes[at]
+
+    def prune(self, at: int) -> _Pruning | None:
+        """The selection's pruning once levels 0 to ``at`` are joined."""
+        if at not in self.pruning:
+            joined = self.order[: at + 1]
+            remaining = [n for n in self.m.names if n not in joined]
+            self.pruning[at] = self.m._pruning(self.search, joined, remaining)
+        return self.pruning[at]
 
 
 def _other(r: Relation, v: str) -> str:
