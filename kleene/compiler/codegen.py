@@ -159,9 +159,13 @@ def python_code(node: expr.Expr, place: Callable[[expr.Load], str]) -> str:
         assert isinstance(n, expr.Compare)
         if n.ordering:
             # the operands of one comparison share a kind group: admission gives both the
-            # same kind, so where neither is known to order, checking one is enough
-            left = emit(n.left) if expr.orderable(n.right) else _ordered(n.left)
-            return f"({left} {_PY_OPS[n.op]} {emit(n.right)})"
+            # same kind, so where neither is known to order, checking one is enough; a
+            # constant shares no group, so the other side is checked (a boolean does
+            # not order against a number, as in the oracle and the Spark columns)
+            left_checked = isinstance(n.right, expr.Const) or not expr.orderable(n.right)
+            left = _ordered(n.left) if left_checked else emit(n.left)
+            right = _ordered(n.right) if isinstance(n.left, expr.Const) else emit(n.right)
+            return f"({left} {_PY_OPS[n.op]} {right})"
         return f"({emit(n.left)} {_PY_OPS[n.op]} {emit(n.right)})"
 
     def _number(n: expr.Expr) -> str:

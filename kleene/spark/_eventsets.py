@@ -37,7 +37,7 @@ from kleene.spark._kind import ONE_GROUP, Batch, Grouping, SparkKind
 from kleene.spark._prepare import POS, with_positions, with_seen
 from kleene.spark._query import QuerySpec
 from kleene.spark._rows import Rows
-from kleene.spark._schema import EventColumns, MatchSchema
+from kleene.spark._schema import EventColumns, MatchSchema, partition_fields
 
 
 class EventSetSpark(SparkKind):
@@ -60,7 +60,8 @@ class EventSetSpark(SparkKind):
         }
 
     def layout(self, q: Any, schema: T.StructType, columns: EventColumns) -> Rows:
-        """Its variables' ids, start and end; nothing returned, no partition output."""
+        """Its variables' ids, start and end, and its partition (the Definition 6
+        attributes, in the input's types); nothing returned."""
         by_name = {f.name: f.dataType for f in schema.fields}
         return MatchSchema(
             q.variables,
@@ -68,6 +69,7 @@ class EventSetSpark(SparkKind):
             by_name.get(columns.id_field, T.LongType()),
             by_name.get(columns.time_field, T.DoubleType()),
             (),
+            partition_fields(q.partition_attributes, schema),
         )
 
     def group(self, batch: Batch) -> Grouping:

@@ -65,7 +65,7 @@ CASES: dict[str, tuple[str, dict[str, Any], Any, T.DataType]] = {
         "PATTERN SEQ({A a, B+ b}, {C c}) WHERE a.car = b.car AND b.car = c.car WITHIN 5",
         {},
         lambda: points(200, 2),
-        T.ArrayType(T.StringType()),  # an event-set match has no partition output
+        T.StructType([T.StructField("car", T.LongType())]),  # its Definition 6 attribute
     ),
     "interval": (
         "PATTERN SEQ(A a, B b) WHERE skip_till_any_match WITHIN 3",
