@@ -31,6 +31,17 @@ is dropped. The matches found are then tested one by one against their witnesses
 (:class:`~kleene.eventsets.selection.WindowSelection`), so the output is exact
 whatever was pruned.
 
+**Depth first, lazily.** The instances form a tree (each event read splits an
+instance into the one skipping it and those binding it). The paper's automaton runs
+all instances event by event, breadth first, which holds every partial match of the
+window at once: 2^n of them for ``{A+ a, B+ b}`` over n events. Here the tree is walked
+depth first, the bindings of an event before its skip, so only the instances on the
+path and their pending siblings are held (at most one per variable and event of the
+window, bounded by ``max_runs``: more raise RunLimitError), and the matches come out
+one at a time in order of their positions (:meth:`AutomatonMatcher.each`), so a
+consumer that stops at ``max_matches`` stops the search. Every instance the breadth-
+first run builds is built once, with the same pruning, so the matches are the same.
+
 :meth:`AutomatonMatcher.matches` is algorithm A of Definition 4: the matches that start
 at the first event of a match window. :meth:`AutomatonMatcher.run_all` slides the
 window over a whole stream (no pre-processing).
@@ -38,12 +49,13 @@ window over a whole stream (no pre-processing).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from kleene.eventsets.compile import TIME, Row
 from kleene.eventsets.model import SesMatch, SesPattern
 from kleene.eventsets.selection import CompiledPattern, WindowSelection, check_output
+from kleene.runtime.limits import DEFAULT_MAX_RUNS, run_limit
 
 Bindings = tuple[tuple[int, ...], ...]
 
@@ -125,9 +137,12 @@ class AutomatonMatcher:
     """Matches an SES pattern by the automaton above. ``output``: "all", "earliest",
     "maximal" or "earliest-maximal" (docs/semantics.md, "Event-set patterns")."""
 
-    def __init__(self, pattern: SesPattern, output: str = "all") -> None:
+    def __init__(
+        self, pattern: SesPattern, output: str = "all", max_runs: int = DEFAULT_MAX_RUNS
+    ) -> None:
         self.pattern = pattern
         self.output = check_output(output)
+        self.max_runs = max_runs  # instances held while searching one window
         p = self.p = CompiledPattern(pattern)
         m = len(p.names)
         self.selection = WindowSelection(p, self.output)
@@ -165,15 +180,20 @@ class AutomatonMatcher:
     def matches(self, events: Sequence[Row], positions: Sequence[int]) -> list[SesMatch]:
         """The matches (of the chosen output) whose earliest event is ``events[0]``;
         ``events`` in time order, ``positions`` their stream positions."""
+        return list(self.each(events, positions))
+
+    def each(self, events: Sequence[Row], positions: Sequence[int]) -> Iterator[SesMatch]:
+        """:meth:`matches` one at a time, as they are found (in order of their
+        positions): a consumer that stops stops the search."""
         if not events:
-            return []
+            return
         fitting = self._fitting(events, positions)
-        found = self.selection.keep(events, self._all_from_first(events, fitting), fitting)
+        found = self.selection.each(events, self._all_from_first(events, fitting), fitting)
         names = self.p.names
-        return [
-            SesMatch({n: tuple(positions[k] for k in seq) for n, seq in zip(names, b, strict=True)})
-            for b in found
-        ]
+        for b in found:
+            yield SesMatch(
+                {n: tuple(positions[k] for k in seq) for n, seq in zip(names, b, strict=True)}
+            )
 
     def run_all(self, events: Sequence[Row]) -> list[SesMatch]:
         """Every match over a whole stream in time order (positions are indices): the
@@ -226,7 +246,9 @@ class AutomatonMatcher:
 
     def _all_from_first(
         self, events: Sequence[Row], fitting: list[tuple[int, ...]]
-    ) -> list[Bindings]:
+    ) -> Iterator[Bindings]:
+        """The matches starting at ``events[0]``, depth first (see the module
+        docstring): in order of their positions, as they are found."""
         first_time = events[0][TIME]
         reach = len(events)  # the events within τ of the first
         for k, row in enumerate(events):
@@ -236,59 +258,67 @@ class AutomatonMatcher:
         need = _Need(fitting, reach)
         self.built = 0
         start = need.deadline(self._all)
-        if start < 0:
-            return []  # not enough events for the variables: no instance can complete
+        if start < 0 or not fitting[0]:
+            return  # not enough events for the variables: no instance can complete
+        # the next event from k on that fits a variable (reach if none): an instance
+        # only passes over the events between, and would be dropped at k if at those
+        nxt = [reach] * (reach + 1)
+        for k in range(reach - 1, -1, -1):
+            nxt[k] = k if fitting[k] else nxt[k + 1]
         empty: Bindings = tuple(() for _ in self.p.names)
-        instances = [_Instance(0, 0, empty, first_time, (), start)]
-        found: list[Bindings] = []
+        root = _Instance(0, 0, empty, first_time, (), start)
         prune = self._earlier or self._longer
-        for k in range(reach):
-            row = events[k]
-            time = row[TIME]
-            alive: list[_Instance] = []
-            grown: list[_Instance] = []
-            for inst in instances:
-                if inst.deadline < k or (
-                    prune and k and inst.witnesses and self._settled(inst, time)
-                ):
-                    continue
-                alive.append(self._step(inst, k, row, events, fitting[k], need, grown, found))
-            self.built += len(grown)
-            # the first event is bound: every match starts there
-            instances = grown if k == 0 else alive + grown
-        return found
+        limit = self.max_runs
+        # (instance, the next event it reads, whether it is a match): an instance's
+        # bindings are pushed after its skipping self, so they are read first
+        stack: list[tuple[_Instance, int, bool]] = []
+        self.built += self._step(root, 0, events, fitting[0], need, stack)
+        stack.pop(0)  # the first event is bound: every match starts there
+        while stack:
+            inst, k, complete = stack.pop()
+            if complete:
+                yield inst.bindings
+            k = nxt[k]
+            if k >= reach or inst.deadline < k:
+                continue
+            if prune and inst.witnesses and self._settled(inst, events[k][TIME]):
+                continue
+            self.built += self._step(inst, k, events, fitting[k], need, stack)
+            if len(stack) > limit:
+                raise run_limit(limit, "partial matches of one match window")
 
     def _step(
         self,
         inst: _Instance,
         k: int,
-        row: Row,
         events: Sequence[Row],
         fits: tuple[int, ...],
         need: _Need,
-        grown: list[_Instance],
-        found: list[Bindings],
-    ) -> _Instance:
-        """Reads event ``k`` in ``inst``: the instances binding it go to ``grown`` (the
-        matches among them to ``found``); returns ``inst`` having skipped it."""
+        stack: list[tuple[_Instance, int, bool]],
+    ) -> int:
+        """Reads event ``k`` in ``inst``: pushes ``inst`` having skipped it, then the
+        instances binding it (in variable order, to be read first to last, each marked
+        when it is a match); returns how many bind it."""
         skipped: list[_Witness] = []
         last_set = len(self.sets) - 1
         accepting, set_of = self.sets[last_set], self.p.set_of
         prune = self._earlier or self._longer
+        row = events[k]
+        grown: list[tuple[_Instance, int, bool]] = []
         for v in fits:
             nxt = self._bind(inst, v, k, row, events, need)
             if nxt is None:
                 continue
-            grown.append(nxt)
-            if nxt.set_index == last_set and nxt.bound == accepting:
-                found.append(nxt.bindings)
+            grown.append((nxt, k + 1, nxt.set_index == last_set and nxt.bound == accepting))
             if prune and set_of[v] == inst.set_index:
                 longer = bool(inst.bound >> v & 1)
                 if self._longer if longer else self._earlier:
                     skipped.append(_Witness(v, k, row[TIME], longer, True))
         if skipped:
-            return inst._replace(witnesses=inst.witnesses + tuple(skipped))
-        return inst
+            inst = inst._replace(witnesses=inst.witnesses + tuple(skipped))
+        stack.append((inst, k + 1, False))
+        stack.extend(reversed(grown))
+        return len(grown)
 
     def _bind(
         self, inst: _Instance, v: int, k: int, row: Row, events: Sequence[Row], need: _Need

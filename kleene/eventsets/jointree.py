@@ -22,12 +22,23 @@ Within one match window the matches that start at its first event are built by j
   tested as a binding joins; the window bounds τ.
 
 Predicates are evaluated by the callables generated from the constraints' IR.
+
+**Pipelined, depth first.** The paper's join tree materializes each level's partial
+joins, and a ``v+`` leaf holds every admissible sequence: 2^n of them over n events.
+Here the joins are nested loops in the same cost-based order (fixed per seed before
+joining, as the estimates read only the window's events), each partial join extended
+by the next leaf's bindings one at a time, and a leaf's sequences are made on demand
+(depth first, in order), kept to be read again only up to a per-window budget
+(:data:`KEPT`, at most ``max_runs``). So the matches come out as they are found
+(:meth:`JoinTreeMatcher.each`), a consumer that stops at ``max_matches`` stops the
+joins, and a window holds one partial join per variable and one pending choice per
+event of the sequences being made, besides the bindings kept.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from kleene.eventsets.compile import pair_test, properties_test
@@ -39,9 +50,13 @@ from kleene.eventsets.selection import (
     check_output,
 )
 from kleene.eventsets.windows import TIME, each_window
+from kleene.runtime.limits import DEFAULT_MAX_RUNS
 
 Event = Mapping[str, Any]
 Binding = tuple[int, ...]  # window indices of one variable's events, in order
+
+#: leaf bindings a window keeps to read again (beyond, they are made again each time)
+KEPT = 1 << 16
 
 
 class Relation(NamedTuple):
@@ -59,9 +74,13 @@ class JoinTreeMatcher:
     ``output``: "all", "earliest", "maximal" or "earliest-maximal", selected among the
     matches of each window (:mod:`kleene.eventsets.selection`)."""
 
-    def __init__(self, pattern: SesPattern, output: str = "all") -> None:
+    def __init__(
+        self, pattern: SesPattern, output: str = "all", max_runs: int = DEFAULT_MAX_RUNS
+    ) -> None:
         self.pattern = pattern
         self.output = check_output(output)
+        #: the leaf bindings one window keeps to read again (part of max_runs' state)
+        self.keep = min(KEPT, max_runs)
         self.selection = WindowSelection(CompiledPattern(pattern), self.output)
         self.names = tuple(v.name for v in pattern.variables)
         self.plus = {v.name: v.plus for v in pattern.variables}
@@ -100,20 +119,25 @@ class JoinTreeMatcher:
 
     def matches(self, events: Sequence[Event], positions: Sequence[int]) -> list[SesMatch]:
         """The matches among a window's events that start at ``events[0]``."""
+        return list(self.each(events, positions))
+
+    def each(self, events: Sequence[Event], positions: Sequence[int]) -> Iterator[SesMatch]:
+        """:meth:`matches` one at a time, as the joins find them: a consumer that stops
+        stops the joins."""
         if not events or not self.names:
-            return []
+            return
         search = _Search(self, events)
         self.built = 0
-        found: list[tuple[Binding, ...]] = []
-        for seed in self.first_set:
-            if 0 in search.candidates[seed]:
-                found += [tuple(b[n] for n in self.names) for b in self._join(search, seed)]
-        return [
-            SesMatch(
+        found = (
+            tuple(b[n] for n in self.names)
+            for seed in self.first_set
+            if 0 in search.candidates[seed]
+            for b in self._join(search, seed)
+        )
+        for bs in self.selection.each(search.events, found):
+            yield SesMatch(
                 {n: tuple(positions[i] for i in b) for n, b in zip(self.names, bs, strict=True)}
             )
-            for bs in self.selection.keep(search.events, found)
-        ]
 
     def run_all(self, events: Sequence[Event]) -> list[SesMatch]:
         """Every match of a stream in time order: the algorithm on each match window."""
@@ -122,57 +146,125 @@ class JoinTreeMatcher:
             out += self.matches(window, positions)
         return out
 
-    def _join(self, search: _Search, seed: str) -> list[dict[str, Binding]]:
-        partials: list[dict[str, Binding]] = [{seed: b} for b in search.seed_bindings(seed)]
-        order = [seed]
-        remaining = [n for n in self.names if n != seed]
-        partials = self._selectable(search, partials, order, remaining)
-        while remaining and partials:
-            v = min(remaining, key=lambda n: search.estimate(n, order))
-            order.append(v)
-            remaining.remove(v)
-            probe = next((r for r in self.links[v] if r.equal and _other(r, v) in order), None)
-            joined = []
-            for partial in partials:
-                used = {i for b in partial.values() for i in b}
-                for binding in search.probe(v, probe, partial):
-                    if used.isdisjoint(binding) and search.fits(v, binding, partial):
-                        joined.append({**partial, v: binding})
-            partials = self._selectable(search, joined, order, remaining)
-        self.last_order = tuple(order)
-        return partials if not remaining else []
+    def _join(self, search: _Search, seed: str) -> Iterator[dict[str, Binding]]:
+        """The complete joins from ``seed``'s bindings that start at the first event,
+        depth first: a partial join is extended by the next leaf's bindings one at a
+        time, so only the partial joins on the path are held (one per variable)."""
+        plan = _JoinPlan(self, search, seed)
+        try:
+            for binding in search.seed_bindings(seed):
+                partial = {seed: binding}
+                self.built += 1
+                if self._selectable(search, partial, plan.prune(0)):
+                    yield from self._extend(search, partial, plan)
+        finally:
+            self.last_order = tuple(plan.order)
+
+    def _extend(
+        self, search: _Search, partial: dict[str, Binding], plan: _JoinPlan
+    ) -> Iterator[dict[str, Binding]]:
+        """The complete joins extending a seed's ``partial``: one frame per level on a
+        stack, each with its partial join and where it is in the next leaf's bindings."""
+        last = len(self.names) - 1
+        if not last:
+            yield partial
+            return
+        stack = [self._frame(search, partial, plan, 1)]
+        while stack:
+            partial, bindings, used, v, pruning, at = stack[-1]
+            for binding in bindings:
+                if used.isdisjoint(binding) and search.fits(v, binding, partial):
+                    joined = {**partial, v: binding}
+                    self.built += 1
+                    if not self._selectable(search, joined, pruning):
+                        continue
+                    if at == last:
+                        yield joined
+                    else:
+                        stack.append(self._frame(search, joined, plan, at + 1))
+                        break
+            else:
+                stack.pop()
+
+    def _frame(
+        self, search: _Search, partial: dict[str, Binding], plan: _JoinPlan, at: int
+    ) -> _Frame:
+        v, probe = plan.step(at)
+        used = {i for b in partial.values() for i in b}
+        bindings = iter(search.probe(v, probe, partial))
+        return partial, bindings, used, v, plan.prune(at), at
+
+    def _pruning(self, search: _Search, joined: list[str], remaining: list[str]) -> _Pruning | None:
+        """What selection while joining tests after ``joined`` (None: nothing): the
+        joined variables whose witnesses no variable still to join can break (none is
+        related to them or in a set next to theirs) and the events those may bind."""
+        sel = self.selection
+        if not (sel.earliest or sel.maximal) or not remaining:
+            return None
+        free = [self.index[v] for v in joined if not self.near[v] & set(remaining)]
+        if not free:
+            return None
+        return free, frozenset(i for u in remaining for i in search.candidates[u])
 
     def _selectable(
-        self,
-        search: _Search,
-        partials: list[dict[str, Binding]],
-        joined: list[str],
-        remaining: list[str],
-    ) -> list[dict[str, Binding]]:
-        """Selection while joining (output earliest and/or maximal): drop a partial
-        join when a joined variable has a witness (an earlier start, one more event)
+        self, search: _Search, partial: dict[str, Binding], pruning: _Pruning | None
+    ) -> bool:
+        """Selection while joining (output earliest and/or maximal): a partial join is
+        dropped when a joined variable has a witness (an earlier start, one more event)
         that no variable still to join can break: none is related to it or in a set
         next to its set, and none may bind the witness event. Every match it would
         complete is then not selected. The complete matches are tested whole by
         :class:`~kleene.eventsets.selection.WindowSelection`."""
-        self.built += len(partials)
+        if pruning is None:
+            return True
+        free, taken = pruning
         sel = self.selection
-        if not (sel.earliest or sel.maximal) or not remaining or not partials:
-            return partials
-        free = [self.index[v] for v in joined if not self.near[v] & set(remaining)]
-        if not free:
-            return partials
-        taken = {i for u in remaining for i in search.candidates[u]}
         check = search.witnesses()
-        out = []
-        for partial in partials:
-            b = tuple(partial.get(n, ()) for n in self.names)
-            if sel.earliest and check.earlier(b, free, taken.__contains__):
-                continue
-            if sel.maximal and check.longer(b, free, taken.__contains__):
-                continue
-            out.append(partial)
-        return out
+        b = tuple(partial.get(n, ()) for n in self.names)
+        if sel.earliest and check.earlier(b, free, taken.__contains__):
+            return False
+        return not (sel.maximal and check.longer(b, free, taken.__contains__))
+
+
+#: the variables selection while joining tests and the events still to be bound
+_Pruning = tuple[list[int], frozenset[int]]
+#: a level of the join search: its partial join, the next leaf's bindings still to
+#: try, the events already bound, the leaf's variable, the pruning and the level
+_Frame = tuple[dict[str, Binding], Iterator[Binding], set[int], str, "_Pruning | None", int]
+
+
+class _JoinPlan:
+    """The join order after one seed, chosen a level at a time as the search first
+    reaches it (a window whose partial joins die early costs no later estimates): next
+    is the variable of the smallest estimate given those joined so far, probed by an
+    equality with a joined variable when there is one; the selection's pruning after
+    each level is worked out when first needed too."""
+
+    def __init__(self, matcher: JoinTreeMatcher, search: _Search, seed: str) -> None:
+        self.m = matcher
+        self.search = search
+        self.order = [seed]
+        self.probes: list[Relation | None] = [None]
+        self.pruning: dict[int, _Pruning | None] = {}
+
+    def step(self, at: int) -> tuple[str, Relation | None]:
+        """Level ``at`` (from 1): its variable and the equality to probe it by."""
+        m, order = self.m, self.order
+        while len(order) <= at:
+            remaining = [n for n in m.names if n not in order]
+            v = min(remaining, key=lambda n: self.search.estimate(n, order))
+            probe = next((r for r in m.links[v] if r.equal and _other(r, v) in order), None)
+            order.append(v)
+            self.probes.append(probe)
+        return order[at], self.probes[at]
+
+    def prune(self, at: int) -> _Pruning | None:
+        """The selection's pruning once levels 0 to ``at`` are joined."""
+        if at not in self.pruning:
+            joined = self.order[: at + 1]
+            remaining = [n for n in self.m.names if n not in joined]
+            self.pruning[at] = self.m._pruning(self.search, joined, remaining)
+        return self.pruning[at]
 
 
 def _other(r: Relation, v: str) -> str:
@@ -212,8 +304,9 @@ class _Search:
             for v, test in matcher.properties.items()
         }
         self._pairs: dict[tuple[int, int, int], bool] = {}
-        self._leaves: dict[str, list[Binding]] = {}
-        self._indexes: dict[tuple[str, str], dict[Any, list[Binding]] | None] = {}
+        self._leaves: dict[str, _Replay] = {}
+        self._indexes: dict[tuple[str, str], dict[Any, _Replay] | None] = {}
+        self.kept = _Budget(matcher.keep)
         self._witnesses: Witnesses | None = None
 
     def witnesses(self) -> Witnesses:
@@ -266,21 +359,29 @@ class _Search:
     # --- leaves -------------------------------------------------------------------
 
     def _sequences(self, v: str, pool: list[int], first: int | None) -> Iterator[Binding]:
-        """``v``'s bindings over ``pool`` (sorted), all starting at ``first`` if given."""
+        """``v``'s bindings over ``pool`` (sorted), all starting at ``first`` if given:
+        each binding, then its extensions by a later event in order, depth first (one
+        pending choice per event of the binding is held)."""
         starts = [first] if first is not None else pool
+        plus = self.m.plus[v]
         for start in starts:
             if not self._extends(v, (), start):
                 continue
-            stack: list[Binding] = [(start,)]
+            yield (start,)
+            if not plus:
+                continue
+            stack: list[tuple[Binding, int]] = [((start,), bisect.bisect_right(pool, start))]
             while stack:
-                binding = stack.pop()
-                yield binding
-                if not self.m.plus[v]:
+                binding, at = stack[-1]
+                while at < len(pool) and not self._extends(v, binding, pool[at]):
+                    at += 1
+                if at == len(pool):
+                    stack.pop()
                     continue
-                after = bisect.bisect_right(pool, binding[-1])
-                for j in reversed(pool[after:]):
-                    if self._extends(v, binding, j):
-                        stack.append((*binding, j))
+                stack[-1] = (binding, at + 1)
+                longer = (*binding, pool[at])
+                yield longer
+                stack.append((longer, at + 1))
 
     def _pools(self, v: str, exclude_first: bool) -> list[list[int]]:
         """``v``'s candidates, split into groups of equal values when they must agree."""
@@ -296,21 +397,24 @@ class _Search:
             groups.setdefault(value, []).append(i)
         return list(groups.values())
 
-    def seed_bindings(self, v: str) -> list[Binding]:
+    def seed_bindings(self, v: str) -> Iterator[Binding]:
         """``v``'s bindings that start at the window's first event."""
         pools = self._pools(v, exclude_first=False)
         pool = next(p for p in pools if 0 in p)
-        return list(self._sequences(v, pool, 0))
+        return self._sequences(v, pool, 0)
 
-    def leaf(self, v: str) -> list[Binding]:
+    def leaf(self, v: str) -> _Replay:
         """``v``'s bindings among the events after the first."""
         found = self._leaves.get(v)
         if found is None:
             pools = self._pools(v, exclude_first=True)
-            found = self._leaves[v] = [b for p in pools for b in self._sequences(v, p, None)]
+            found = self._leaves[v] = self._replay(v, pools)
         return found
 
-    def probe(self, v: str, r: Relation | None, partial: dict[str, Binding]) -> list[Binding]:
+    def _replay(self, v: str, pools: list[list[int]]) -> _Replay:
+        return _Replay(lambda: (b for p in pools for b in self._sequences(v, p, None)), self.kept)
+
+    def probe(self, v: str, r: Relation | None, partial: dict[str, Binding]) -> Iterable[Binding]:
         """``v``'s bindings that may join ``partial``: by a hash index on the equality
         ``r`` with a bound variable, else all of them."""
         if r is None or r.equal is None:
@@ -320,21 +424,29 @@ class _Search:
         value = self.events[partial[_other(r, v)][0]].get(theirs)
         if index is None or not _hashable(value):
             return self.leaf(v)
-        return index.get(value, [])
+        return index.get(value, ())
 
-    def _index(self, v: str, attr: str) -> dict[Any, list[Binding]] | None:
-        """``v``'s bindings by their (common) value of ``attr``; None if unhashable."""
+    def _index(self, v: str, attr: str) -> dict[Any, _Replay] | None:
+        """``v``'s bindings by their (common) value of ``attr``; None if one of its
+        candidates' values is unhashable. A value's bindings are those over the
+        candidates of that value (a value not equal to itself, NaN, is in none)."""
         key = (v, attr)
         if key not in self._indexes:
-            index: dict[Any, list[Binding]] = {}
-            for binding in self.leaf(v):
-                values = [self.events[i].get(attr) for i in binding]
-                if not all(_hashable(x) for x in values):
-                    self._indexes[key] = None
-                    return None
-                if all(x == values[0] for x in values):  # else no value equals them all
-                    index.setdefault(values[0], []).append(binding)
-            self._indexes[key] = index
+            by_value: dict[Any, list[list[int]]] = {}
+            for pool in self._pools(v, exclude_first=True):
+                split: dict[Any, list[int]] = {}
+                for i in pool:
+                    value = self.events[i].get(attr)
+                    if not _hashable(value):
+                        self._indexes[key] = None
+                        return None
+                    if value == value:
+                        split.setdefault(value, []).append(i)
+                for value, part in split.items():
+                    by_value.setdefault(value, []).append(part)
+            self._indexes[key] = {
+                value: self._replay(v, pools) for value, pools in by_value.items()
+            }
         return self._indexes[key]
 
     # --- cost estimates -----------------------------------------------------------
@@ -356,3 +468,43 @@ class _Search:
         attr = r.equal[0] if r.left == v else r.equal[1]
         values = [self.events[i].get(attr) for i in self.candidates[v]]
         return len({x for x in values if _hashable(x)})
+
+
+class _Budget:
+    """How many leaf bindings a window may still keep."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+
+class _Replay:
+    """A leaf's bindings, made on demand by ``make``: kept after the first complete
+    pass for the next ones while the window's budget lasts, else made again each time
+    (so a leaf of 2^n sequences of a ``v+`` is never held whole)."""
+
+    def __init__(self, make: Callable[[], Iterator[Binding]], budget: _Budget) -> None:
+        self.make = make
+        self.budget = budget
+        self.kept: list[Binding] | None = None
+
+    def __iter__(self) -> Iterator[Binding]:
+        if self.kept is not None:
+            yield from self.kept
+            return
+        budget = self.budget
+        record: list[Binding] | None = [] if budget.left > 0 else None
+        try:
+            for b in self.make():
+                if record is not None:
+                    if budget.left > 0:
+                        budget.left -= 1
+                        record.append(b)
+                    else:
+                        budget.left += len(record)
+                        record = None
+                yield b
+            if record is not None and self.kept is None:
+                self.kept, record = record, None
+        finally:
+            if record is not None:  # abandoned, or another pass kept them first
+                budget.left += len(record)

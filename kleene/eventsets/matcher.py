@@ -1,18 +1,27 @@
-"""A push-based matcher of an SES query, with snapshots.
+"""A push-based matcher of an SES query, with snapshots (the one matcher contract,
+:mod:`kleene.runtime.contract`).
 
 Events are admitted (:mod:`kleene.eventsets.admission`), then go through a pipeline of
 match windows (:mod:`kleene.eventsets.stream`) that calls the matching algorithm on each
 complete window. Matches are :class:`kleene.match.Match` values, like every query's:
-ids and positions per variable, start and end times as given. The state is saved in
-the versioned snapshot format of :mod:`kleene.runtime.snapshot` (data only).
+ids and positions per variable, start and end times as given, and ``partition``: the
+match's values of the pattern's partitioning attributes (Definition 6 of the
+match-window paper; all its events agree on them), ``()`` without any. The state is
+saved in the versioned snapshot format of :mod:`kleene.runtime.snapshot` (data only).
+
+The pipeline is lazy and its matches are counted by a
+:class:`~kleene.runtime.output.Reporter` as algorithm A finds them, so ``max_matches``
+stops A inside a window. A call's matches come window by window (in the order the
+windows complete) and within a window in A's order; :meth:`SesQuery.run
+<kleene.eventsets.query.SesQuery.run>` sorts them. After a limit error the matcher
+stops where it was: go on with a new one (or one resumed from an earlier snapshot).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from kleene.errors import MatchLimitError
 from kleene.events import EventFields, read_batch, read_time
 from kleene.eventsets.admission import AdmissionState, SesAdmission, SesRequirements
 from kleene.eventsets.compile import ID, TIME
@@ -20,12 +29,14 @@ from kleene.eventsets.model import SesPattern
 from kleene.eventsets.stream import Found, Pipeline
 from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
+from kleene.runtime.contract import OnMatches, StreamMatcher
+from kleene.runtime.output import Output, Reporter
 
 #: builds the pipeline for the pattern of the stream's time kind
 PipelineFactory = Callable[[SesPattern], Pipeline]
 
 
-class SesMatcher:
+class SesMatcher(StreamMatcher[Match]):
     """Evaluates one SES query over a stream pushed to it in time order."""
 
     def __init__(
@@ -35,23 +46,24 @@ class SesMatcher:
         fields: EventFields,
         pipeline: PipelineFactory,
         fingerprint: bytes,
+        *,
+        partition: tuple[str, ...] = (),
         max_matches: int | None = None,
         state: bytes | None = None,
-        on_matches: Callable[[list[Match]], object] | None = None,
+        on_matches: OnMatches | None = None,
     ) -> None:
         self.pattern_of = pattern_of  # datetimes? -> the pattern with τ in those units
         self.needs = needs
         self.fields = fields
         self.make_pipeline = pipeline
         self.fingerprint = fingerprint
-        self.max_matches = max_matches
-        self.on_matches = on_matches
-        self.reported = 0
+        self.partition = partition  # the attributes of a match's partition
+        self.reporter: Reporter[Match] = Reporter(max_matches, on_matches)
         self.st = AdmissionState()
         self.pipeline: Pipeline | None = None
         self.order: tuple[str, ...] = ()  # the variables in pattern order
         if state is not None:
-            self._restore(snapshot.unseal(state, snapshot.QUERY, fingerprint))
+            self._restore(snapshot.unseal(state, snapshot.EVENTSET, fingerprint))
         self.admission = SesAdmission(needs, self.st)
 
     # --- public API -------------------------------------------------------------------
@@ -60,14 +72,14 @@ class SesMatcher:
         """Feed events in time order; return the matches whose windows completed (in
         every partition: the pipeline advances to the batch's last time)."""
         batch = read_batch(events, self.fields, self.st.arrived)
-        found: list[Found] = []
+        out = self.reporter.call()
         last = None
         for position, row in self.admission.admit(batch):
-            found += self._pipe().push(position, row)
+            self._emit(out, self._pipe().push(position, row))
             last = row[TIME]
         if last is not None:  # the windows of other partitions this batch completes
-            found += self._pipe().advance(last)
-        return self._output(found)
+            self._emit(out, self._pipe().advance(last))
+        return out.finish()
 
     def run(self, events: Any) -> list[Match]:
         """A whole finite input: the matches of ``push(events)`` then ``flush()``,
@@ -78,7 +90,9 @@ class SesMatcher:
         if not admitted:
             return self.flush()
         positions, rows = zip(*admitted, strict=True)
-        return self._output(self._pipe().drain(positions, rows))
+        out = self.reporter.call()
+        self._emit(out, self._pipe().drain(positions, rows))
+        return out.finish()
 
     def advance_to(self, time: Any) -> list[Match]:
         """No event before ``time`` will come (a later one is rejected as late):
@@ -91,15 +105,22 @@ class SesMatcher:
             raise TypeError(f"{time!r} is a {kind}, the stream's times are {st.time_kind}s")
         if st.time_kind is not None and (st.clock is None or internal > st.clock):
             st.clock = internal
-        if self.pipeline is None:
-            return []
-        return self._output(self.pipeline.advance(internal))
+        out = self.reporter.call()
+        if self.pipeline is not None:
+            self._emit(out, self.pipeline.advance(internal))
+        return out.finish()
 
     def flush(self) -> list[Match]:
         """End of stream: every remaining window is evaluated."""
-        if self.pipeline is None:
-            return []
-        return self._output(self.pipeline.flush())
+        out = self.reporter.call()
+        if self.pipeline is not None:
+            self._emit(out, self.pipeline.flush())
+        return out.finish()
+
+    @property
+    def reported(self) -> int:
+        """Matches reported since the matcher was created or resumed."""
+        return self.reporter.reported
 
     def take_rejected(self) -> list[RejectedEvent]:
         """The events rejected since the last call, each with its reason."""
@@ -122,10 +143,9 @@ class SesMatcher:
             "clock": st.clock,
             "learned": dict(st.learned),
             "rejected_count": st.rejected_count,
-            "reported": self.reported,
             "buffer": None if self.pipeline is None else self.pipeline.to_data(),
         }
-        return snapshot.seal(snapshot.QUERY, self.fingerprint, tree)
+        return snapshot.seal(snapshot.EVENTSET, self.fingerprint, tree)
 
     # --- internals --------------------------------------------------------------------
 
@@ -136,37 +156,34 @@ class SesMatcher:
             self.order = tuple(v.name for v in pattern.variables)
         return self.pipeline
 
-    def _output(self, found: list[Found]) -> list[Match]:
-        """The matches in order; handed to ``on_matches`` instead when it is given
-        (those before the limit too when ``max_matches`` is reached)."""
-        out: list[Match] = []
+    def _emit(self, out: Output[Match], found: Iterator[Found]) -> None:
+        """The matches of ``found`` into ``out``, read only up to the match limit
+        (then closed, so that the pipeline's cleanup runs now)."""
         try:
-            self._collect(found, out)
+            out.extend(self._match(f) for f in found)
         finally:
-            if self.on_matches is not None and out:
-                self.on_matches(out)
-        return [] if self.on_matches is not None else out
-
-    def _collect(self, found: list[Found], out: list[Match]) -> None:
-        for f in sorted(found, key=lambda f: _order(f.match.bindings)):
-            if self.max_matches is not None and self.reported >= self.max_matches:
-                raise MatchLimitError(
-                    f"more than max_matches={self.max_matches} matches: raise max_matches "
-                    "(None for no limit) or narrow the query (output='earliest-maximal', "
-                    "a shorter WITHIN)"
-                )
-            out.append(self._match(f))
-            self.reported += 1
+            close = getattr(found, "close", None)
+            if close is not None:
+                close()
 
     def _match(self, f: Found) -> Match:
         # the variables in pattern order, whichever order algorithm A bound them in
         bindings = {v: f.match.bindings[v] for v in self.order}
-        times = [f.rows[p][TIME] for seq in bindings.values() for p in seq]
+        rows = f.rows
+        times = [rows[p][TIME] for seq in bindings.values() for p in seq]
+        partition: tuple[Any, ...] = ()
+        if self.partition:  # every event of a match has the same values: the first's
+            first = rows[min(rows)]
+            time_out = self.admission.time_out
+            partition = tuple(
+                time_out(first[a]) if a == TIME else first.get(a) for a in self.partition
+            )
         return Match(
-            variables={v: tuple(f.rows[p][ID] for p in seq) for v, seq in bindings.items()},
+            variables={v: tuple(rows[p][ID] for p in seq) for v, seq in bindings.items()},
             positions=dict(bindings),
             start=self.admission.time_out(min(times)),
             end=self.admission.time_out(max(times)),
+            partition=partition,
         )
 
     def _restore(self, tree: Any) -> None:
@@ -179,7 +196,6 @@ class SesMatcher:
                 "clock",
                 "learned",
                 "rejected_count",
-                "reported",
                 "buffer",
             ]
             values = dict(
@@ -200,14 +216,8 @@ class SesMatcher:
                     snapshot.fail("a learned kind")
             st.learned = learned
             st.rejected_count = snapshot.integer(values["rejected_count"], "rejected count", 0)
-            self.reported = snapshot.integer(values["reported"], "reported", 0)
             buffer = values["buffer"]
             if buffer is not None:
                 if kind is None:
                     snapshot.fail("buffered events without a time kind")
                 self._pipe().load(buffer, st.position)
-
-
-def _order(bindings: Any) -> tuple[Any, ...]:
-    positions = sorted(p for seq in bindings.values() for p in seq)
-    return (positions[0], positions[-1], positions)

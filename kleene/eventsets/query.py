@@ -12,13 +12,11 @@ each optional) in front of a matching algorithm A, the automaton
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
 
-from kleene.errors import EventError, KleeneError, QueryError, RejectedEventsWarning
+from kleene.errors import EventError, KleeneError, QueryError
 from kleene.events import EventFields
 from kleene.eventsets.admission import requirements
 from kleene.eventsets.automaton import AutomatonMatcher
@@ -26,13 +24,15 @@ from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.jointree import JoinTreeMatcher
 from kleene.eventsets.matcher import SesMatcher
 from kleene.eventsets.model import Constraint, ConstraintForm, SesPattern
+from kleene.eventsets.partitioning import partition_attributes
 from kleene.eventsets.selection import OUTPUTS, check_output
 from kleene.eventsets.stream import Algorithm, Pipeline, PlainWindows
 from kleene.eventsets.twophase import Flags, TwoPhase
-from kleene.lang import is_ses, parse_ses
-from kleene.match import Match, RejectedEvent
-from kleene.runtime.limits import DEFAULT_MAX_MATCHES
-from kleene.runtime.snapshot import digest
+from kleene.lang import parse_ses
+from kleene.match import Match, RunResult
+from kleene.runtime import snapshot
+from kleene.runtime.contract import CompiledQuery, OnMatches
+from kleene.runtime.limits import DEFAULT_MAX_MATCHES, DEFAULT_MAX_RUNS
 from kleene.times import time_unit_seconds
 
 ALGORITHMS = ("auto", "automaton", "jointree")
@@ -53,25 +53,20 @@ _ALGORITHM_TEXT = {
 }
 
 
-@dataclass(frozen=True)
-class SesRunResult:
-    """Everything one batch run produced (as :class:`kleene.RunResult`)."""
-
-    matches: list[Match]
-    rejected: list[RejectedEvent] = field(default_factory=list)
-
-
-class SesQuery:
+class SesQuery(CompiledQuery[Match]):
     """A compiled SES query. Create with :func:`kleene.compile`.
 
     Options: ``output`` ("all", "earliest", "maximal" or "earliest-maximal"),
     ``type_field``, ``time_field``, ``id_field``, ``time_unit`` (what one unit of a
     numeric time column is; needed by a WITHIN with a unit over numeric times),
-    ``max_matches`` (per matcher, None for no limit), ``algorithm`` ("auto",
-    "automaton" or "jointree": algorithm A) and ``preprocessing`` (the two-phase
-    strategy's steps as letters: "fpc" (the default) for filtering, partitioning and the
-    necessary match conditions, any subset such as "fp" or "f", or "none" for plain
-    match windows)."""
+    ``max_matches`` (per matcher, None for no limit), ``max_runs`` (the live state of a
+    matcher: the events one match window holds, and the partial matches algorithm A
+    holds for one window), ``algorithm`` ("auto", "automaton" or "jointree": algorithm
+    A) and ``preprocessing`` (the two-phase strategy's steps as letters: "fpc" (the
+    default) for filtering, partitioning and the necessary match conditions, any subset
+    such as "fp" or "f", or "none" for plain match windows)."""
+
+    kind = "eventset"
 
     def __init__(
         self,
@@ -83,19 +78,16 @@ class SesQuery:
         id_field: str = "id",
         time_unit: str | None = None,
         max_matches: int | None = DEFAULT_MAX_MATCHES,
+        max_runs: int = DEFAULT_MAX_RUNS,
         algorithm: str = "auto",
         preprocessing: str = "fpc",
-        **unsupported: Any,
     ) -> None:
-        if unsupported:
-            names = ", ".join(sorted(unsupported))
+        if max_matches is not None and (not isinstance(max_matches, int) or max_matches < 0):
             raise QueryError(
-                f"an event-set pattern does not take {names}; its options are output, "
-                "type_field, time_field, id_field, time_unit, max_matches, algorithm and "
-                "preprocessing"
+                f"max_matches must be an integer >= 0, or None for no limit, not {max_matches!r}"
             )
-        if max_matches is not None and max_matches < 0:
-            raise ValueError("max_matches must be >= 0 (or None for no limit)")
+        if not isinstance(max_runs, int) or max_runs < 1:
+            raise QueryError(f"max_runs must be an integer >= 1, not {max_runs!r}")
         if algorithm not in ALGORITHMS:
             raise QueryError(
                 f"unknown algorithm {algorithm!r}; expected one of: {', '.join(ALGORITHMS)}"
@@ -118,18 +110,13 @@ class SesQuery:
         self.fields = EventFields(type_field, time_field, id_field)
         self.time_unit = time_unit
         self.max_matches = max_matches
+        self.max_runs = max_runs
         self.algorithm = AUTO_ALGORITHM if algorithm == "auto" else algorithm
         self.auto = algorithm == "auto"
         # lowering checks the constraints now; this pattern's τ is in microseconds (as
         # for datetimes): pattern_for() gives τ in a stream's units
         self.pattern: SesPattern = ses_pattern(self.ast, text, datetimes=True)
         self.needs = requirements(self.pattern)
-
-    @staticmethod
-    def accepts(text: str) -> bool:
-        """Whether ``text`` is an event-set pattern (what :func:`kleene.compile` makes a
-        SesQuery of)."""
-        return is_ses(text)
 
     # --- facts about the query ----------------------------------------------------
 
@@ -143,9 +130,12 @@ class SesQuery:
 
     @property
     def partition_attributes(self) -> tuple[str, ...]:
-        """The partition output of matches: none (a match's ``partition`` is ``()``);
-        the partitioning attributes of the two-phase strategy are in :meth:`explain`."""
-        return ()
+        """The attributes of a match's ``partition``: the pattern's partitioning
+        attributes (Definition 6 of the match-window paper: the equality relationships
+        relate every pair of variables on them, so all events of a match agree), in
+        name order; () when there are none. Whether the two-phase strategy splits the
+        stream by them (``preprocessing``) does not change them."""
+        return partition_attributes(self.pattern)
 
     def pattern_for(self, datetimes: bool) -> SesPattern:
         """The pattern with τ in the units of a datetime or numeric time column
@@ -156,15 +146,14 @@ class SesQuery:
     def fingerprint(self) -> bytes:
         """What a matcher's state means: the text and every option that changes it."""
         f = self.fields
-        facts = ["ses", self.text, self.output, f.type_field, f.time_field, f.id_field]
-        return digest([*facts, self.time_unit, self.algorithm, self.flags.name])
+        facts: list[Any] = [self.text, self.output, f.type_field, f.time_field, f.id_field]
+        facts += [self.time_unit, self.algorithm, self.flags.name]
+        return snapshot.kind_fingerprint(snapshot.EVENTSET, facts)
 
     # --- evaluation -----------------------------------------------------------------
 
     def matcher(
-        self,
-        state: bytes | None = None,
-        on_matches: Callable[[list[Match]], object] | None = None,
+        self, *, state: bytes | None = None, on_matches: OnMatches | None = None
     ) -> SesMatcher:
         """A push-based matcher (``push``, ``advance_to``, ``flush``, ``snapshot``);
         ``state`` resumes from :meth:`SesMatcher.snapshot`. ``on_matches``, when given,
@@ -176,19 +165,22 @@ class SesQuery:
             self.fields,
             self.pipeline,
             self.fingerprint,
-            self.max_matches,
-            state,
-            on_matches,
+            partition=self.partition_attributes,
+            max_matches=self.max_matches,
+            state=state,
+            on_matches=on_matches,
         )
 
     def pipeline(self, pattern: SesPattern) -> Pipeline:
         """The match windows and the algorithm A a matcher runs: the two-phase strategy
         with the chosen pre-processing, or plain match windows for "none"."""
-        make = partial(_ALGORITHMS[self.algorithm], output=self.output)
+        make = partial(_ALGORITHMS[self.algorithm], output=self.output, max_runs=self.max_runs)
         if self.flags.name == "none":
-            return PlainWindows(pattern, make(pattern))
+            return PlainWindows(pattern, make(pattern), self.max_runs)
         f = self.flags
-        return TwoPhase(pattern, make, f.filtering, f.partitioning, f.conditions)
+        return TwoPhase(
+            pattern, make, f.filtering, f.partitioning, f.conditions, max_runs=self.max_runs
+        )
 
     def check_columns(self, events: Any) -> None:
         """EventError when a typed input (pyarrow table, pandas DataFrame) lacks the
@@ -207,30 +199,17 @@ class SesQuery:
                     f"the input has no column {name!r} ({option}): name the column with {option}"
                 )
 
-    def run_detailed(self, events: Any) -> SesRunResult:
-        """Match a whole finite input; the matches (ordered by last event, then first
-        event) and the rejected events with their reasons."""
-        m = self.matcher()
-        matches = m.run(events)
-        matches.sort(key=lambda x: (x.last_position, x.first_position, _positions(x)))
-        return SesRunResult(matches, m.take_rejected())
+    def ordered(self, matches: list[Match]) -> list[Match]:
+        """A whole run's matches ordered by last event, then first event, then their
+        events' positions."""
+        return sorted(matches, key=lambda x: (x.last_position, x.first_position, _positions(x)))
 
-    def run(self, events: Any) -> list[Match]:
-        """All matches (of the chosen output) over a finite input, ordered by last
-        event, then first event. Input: a pyarrow Table or RecordBatch, a pandas
-        DataFrame, one event as a mapping, or an iterable of mappings. Rejected events
-        are counted in a RejectedEventsWarning; :meth:`run_detailed` lists them."""
-        result = self.run_detailed(events)
-        if result.rejected:
-            n, first = len(result.rejected), result.rejected[0].reason
-            warnings.warn(
-                RejectedEventsWarning(
-                    f"{n} event(s) rejected, the first because of: {first}; "
-                    "run_detailed() gives the reason of each"
-                ),
-                stacklevel=2,
-            )
-        return result.matches
+    def run_detailed(self, events: Any) -> RunResult[Match]:
+        """Match a whole finite input (a pyarrow Table or RecordBatch, a pandas
+        DataFrame, one event as a mapping, or an iterable of mappings); the matches (of
+        the chosen output, ordered by last event, then first event) and the rejected
+        events with their reasons. :meth:`run` gives the matches alone."""
+        return super().run_detailed(events)
 
     def explain(self) -> str:
         """The pattern, the output and how it is evaluated."""

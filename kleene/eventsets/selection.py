@@ -13,7 +13,7 @@ match (:mod:`kleene.eventsets.automaton`, :mod:`kleene.eventsets.jointree`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from kleene.eventsets.compile import TIME, Row, pair_test, properties_test
 from kleene.eventsets.model import ConstraintForm, SesPattern
@@ -77,20 +77,34 @@ class WindowSelection:
     def keep(
         self,
         events: Sequence[Row],
-        found: Sequence[Bindings],
+        found: Iterable[Bindings],
         fitting: Sequence[tuple[int, ...]] | None = None,
     ) -> list[Bindings]:
         """The substitutions of ``found`` (over ``events``, a window in time order) the
         output keeps; ``fitting``, if known, the variables whose properties each event
         satisfies."""
-        if not (self.earliest or self.maximal) or not found:
-            return list(found)
-        check = Witnesses(self.p, events, fitting)
-        return [
-            b
-            for b in found
-            if not (self.earliest and check.earlier(b)) and not (self.maximal and check.longer(b))
-        ]
+        return list(self.each(events, found, fitting))
+
+    def each(
+        self,
+        events: Sequence[Row],
+        found: Iterable[Bindings],
+        fitting: Sequence[tuple[int, ...]] | None = None,
+    ) -> Iterator[Bindings]:
+        """:meth:`keep` one substitution at a time, as ``found`` yields them: each is
+        tested alone, so the window's matches are never held together."""
+        if not (self.earliest or self.maximal):
+            yield from found
+            return
+        check: Witnesses | None = None
+        for b in found:
+            if check is None:
+                check = Witnesses(self.p, events, fitting)
+            if self.earliest and check.earlier(b):
+                continue
+            if self.maximal and check.longer(b):
+                continue
+            yield b
 
 
 class Witnesses:

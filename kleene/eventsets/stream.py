@@ -7,24 +7,32 @@ leaves the buffer. At the end of the stream every remaining window is evaluated.
 is the baseline the two-phase strategy (filtering, partitioning, necessary match
 conditions) improves on; any pipeline with the same ``push``/``advance``/``flush``/
 ``to_data`` serves :class:`~kleene.eventsets.matcher.SesMatcher`.
+
+Every step is lazy: a pipeline's methods are generators of the matches as algorithm A
+finds them, so a consumer that stops (the ``max_matches`` limit) stops the enumeration.
+Consume each call's generator before the next call: the pipeline's state advances as
+it is read. ``max_runs`` bounds the events one match window holds (the buffer, here):
+more raise :class:`~kleene.errors.RunLimitError`.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kleene.errors import RunLimitError
 from kleene.eventsets.compile import TIME, Row
 from kleene.eventsets.model import SesMatch, SesPattern
 from kleene.runtime import snapshot
+from kleene.runtime.limits import DEFAULT_MAX_RUNS, run_limit
 
 
 class Algorithm(Protocol):
-    """Algorithm A: the matches whose earliest event is ``events[0]``."""
+    """Algorithm A: the matches whose earliest event is ``events[0]``, as found."""
 
-    def matches(self, events: Sequence[Row], positions: Sequence[int]) -> list[SesMatch]: ...
+    def each(self, events: Sequence[Row], positions: Sequence[int]) -> Iterator[SesMatch]: ...
 
 
 @dataclass(frozen=True)
@@ -37,12 +45,13 @@ class Found:
 
 class Pipeline(Protocol):
     """What :class:`~kleene.eventsets.matcher.SesMatcher` drives: admitted events in
-    time order in, matches of completed windows out, and its state as snapshot data."""
+    time order in, matches of completed windows out (lazily, see the module docstring),
+    and its state as snapshot data."""
 
-    def push(self, position: int, row: Row) -> list[Found]: ...
-    def advance(self, time: Any) -> list[Found]: ...
-    def flush(self) -> list[Found]: ...
-    def drain(self, positions: Sequence[int], rows: Sequence[Row]) -> list[Found]:
+    def push(self, position: int, row: Row) -> Iterator[Found]: ...
+    def advance(self, time: Any) -> Iterator[Found]: ...
+    def flush(self) -> Iterator[Found]: ...
+    def drain(self, positions: Sequence[int], rows: Sequence[Row]) -> Iterator[Found]:
         """A finite input read to its end: what ``push`` of each event, then ``flush``,
         give."""
 
@@ -52,52 +61,54 @@ class Pipeline(Protocol):
         it (SnapshotError through :func:`kleene.runtime.snapshot.fail`)."""
 
 
-def found(algorithm: Algorithm, events: Sequence[Row], positions: Sequence[int]) -> list[Found]:
-    """A's matches on one window, each with its rows."""
-    out = []
+def found(algorithm: Algorithm, events: Sequence[Row], positions: Sequence[int]) -> Iterator[Found]:
+    """A's matches on one window, each with its rows, as A finds them."""
     at = dict(zip(positions, events, strict=True))
-    for m in algorithm.matches(events, positions):
-        out.append(Found(m, {p: at[p] for seq in m.bindings.values() for p in seq}))
-    return out
+    for m in algorithm.each(events, positions):
+        yield Found(m, {p: at[p] for seq in m.bindings.values() for p in seq})
+
+
+def window_limit(max_runs: int) -> RunLimitError:
+    """The error for a match window of more than ``max_runs`` events."""
+    return run_limit(max_runs, "events in one match window (those within WITHIN of its first)")
 
 
 class PlainWindows:
     """The baseline pipeline: every admitted event in one match window buffer."""
 
-    def __init__(self, pattern: SesPattern, algorithm: Algorithm) -> None:
+    def __init__(
+        self, pattern: SesPattern, algorithm: Algorithm, max_runs: int = DEFAULT_MAX_RUNS
+    ) -> None:
         self.window = pattern.window
         self.algorithm = algorithm
+        self.max_runs = max_runs
         self.buffer: deque[tuple[int, Row]] = deque()
 
-    def _evaluate_first(self) -> list[Found]:
+    def _evaluate_first(self) -> Iterator[Found]:
         positions = [p for p, _ in self.buffer]
         events = [row for _, row in self.buffer]
         self.buffer.popleft()
-        return found(self.algorithm, events, positions)
+        yield from found(self.algorithm, events, positions)
 
-    def advance(self, time: Any) -> list[Found]:
+    def advance(self, time: Any) -> Iterator[Found]:
         """No event before ``time`` will come: evaluate the windows it completes."""
-        out: list[Found] = []
         while self.buffer and time - self.buffer[0][1][TIME] > self.window:
-            out += self._evaluate_first()
-        return out
+            yield from self._evaluate_first()
 
-    def push(self, position: int, row: Row) -> list[Found]:
-        out = self.advance(row[TIME])
+    def push(self, position: int, row: Row) -> Iterator[Found]:
+        yield from self.advance(row[TIME])
         self.buffer.append((position, row))
-        return out
+        if len(self.buffer) > self.max_runs:
+            raise window_limit(self.max_runs)
 
-    def flush(self) -> list[Found]:
-        out: list[Found] = []
+    def flush(self) -> Iterator[Found]:
         while self.buffer:
-            out += self._evaluate_first()
-        return out
+            yield from self._evaluate_first()
 
-    def drain(self, positions: Sequence[int], rows: Sequence[Row]) -> list[Found]:
-        out: list[Found] = []
+    def drain(self, positions: Sequence[int], rows: Sequence[Row]) -> Iterator[Found]:
         for position, row in zip(positions, rows, strict=True):
-            out += self.push(position, row)
-        return out + self.flush()
+            yield from self.push(position, row)
+        yield from self.flush()
 
     def to_data(self) -> Any:
         return [[p, row] for p, row in self.buffer]

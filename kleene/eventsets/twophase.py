@@ -15,11 +15,16 @@ window (the experiments' baseline).
 Algorithm 1's drain loop stops at the first window that fails conditions 4 to 7; here a
 window whose first event fails condition 5 only is skipped (a later start may still
 match), and the loop stops once no later start can match (:meth:`MatchWindow.hopeless`).
+
+The pipeline is lazy (:mod:`kleene.eventsets.stream`): A runs as its matches are read,
+so a consumer that stops at ``max_matches`` stops it. ``max_runs`` bounds the events one
+match window holds, after filtering and partitioning: checked as each event joins its
+window while streaming, and on every window of a whole batch before A is called.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,9 +41,10 @@ from kleene.eventsets.partitioning import (
     without_partitioning,
 )
 from kleene.eventsets.sources import RowSource, Source, source_of
-from kleene.eventsets.stream import Algorithm, Found, found
+from kleene.eventsets.stream import Algorithm, Found, found, window_limit
 from kleene.eventsets.windows import TIME, MatchWindow
 from kleene.runtime import snapshot
+from kleene.runtime.limits import DEFAULT_MAX_RUNS
 
 Event = Mapping[str, Any]
 
@@ -76,6 +82,18 @@ class Flags:
         return cls("f" in letters, "p" in letters, "c" in letters)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """A whole batch's candidate windows: ``order[start:end]`` per span, the rows by
+    batch index, and the property fits for A (rows, positions, bit vectors) if known."""
+
+    positions: Sequence[int]
+    order: np.ndarray
+    spans: list[tuple[int, int]]
+    rows: Any
+    fits: tuple[list[Event], list[int], list[int]] | None
+
+
 class TwoPhase:
     """Algorithm 1 with a matching algorithm built by ``algorithm(pattern)``."""
 
@@ -86,9 +104,11 @@ class TwoPhase:
         filtering: bool = True,
         partitioning: bool = True,
         conditions: bool = True,
+        max_runs: int = DEFAULT_MAX_RUNS,
     ) -> None:
         self.pattern = pattern
         self.flags = Flags(filtering, partitioning, conditions)
+        self.max_runs = max_runs  # the events one match window may hold
         self.attributes = partition_attributes(pattern) if partitioning else ()
         #: the pattern A sees: without the relationships partitioning guarantees
         self.reduced = without_partitioning(pattern, self.attributes)
@@ -152,11 +172,11 @@ class TwoPhase:
         self.reset()
         batch = list(events)
         bits = self.bits.of_batch(batch) if self._needs_bits else [0] * len(batch)
-        out: list[Found] = []
+        out: list[SesMatch] = []
         for position, (event, b) in enumerate(zip(batch, bits, strict=True)):
-            out += self._push(position, event, b)
-        out += self.flush()
-        return [f.match for f in out]
+            out += [f.match for f in self._push(position, event, b)]
+        out += [f.match for f in self.flush()]
+        return out
 
     def run_columns(self, events: Any) -> list[SesMatch]:
         """:meth:`run` with the pre-processing computed column-wise (:meth:`drain`).
@@ -167,29 +187,33 @@ class TwoPhase:
         source = source_of(events)
         positions = range(source.n)
         try:
-            out = self._drain(positions, source)
+            calls = self._calls(self._plan(positions, source))
         except NotColumnar:
             self.reset()
-            out = self.drain(positions, source.all_rows())
-        return [f.match for f in out]
+            calls = self._stepwise(positions, source.all_rows())
+        return [f.match for f in calls]
 
-    def drain(self, positions: Sequence[int], rows: Sequence[Event]) -> list[Found]:
+    def drain(self, positions: Sequence[int], rows: Sequence[Event]) -> Iterator[Found]:
         """The matches of a finite input read to its end (a fresh stream's every
         window, as :meth:`push` for each event then :meth:`flush` find), with the
         pre-processing computed over the whole batch at once
         (:mod:`kleene.eventsets.batch`). Read event by event when windows are open or
-        the times are not plain numbers."""
+        the times are not plain numbers. Lazy: A runs as the matches are read."""
         if not self.windows and self._last is None:
             try:
-                return self._drain(positions, RowSource(rows))
+                return self._calls(self._plan(positions, RowSource(rows)))
             except NotColumnar:
                 pass
-        out: list[Found] = []
-        for position, row in zip(positions, rows, strict=True):
-            out += self.push(position, row)
-        return out + self.flush()
+        return self._stepwise(positions, rows)
 
-    def _drain(self, positions: Sequence[int], source: Source) -> list[Found]:
+    def _stepwise(self, positions: Sequence[int], rows: Sequence[Event]) -> Iterator[Found]:
+        for position, row in zip(positions, rows, strict=True):
+            yield from self.push(position, row)
+        yield from self.flush()
+
+    def _plan(self, positions: Sequence[int], source: Source) -> _Plan:
+        """The windows of a whole batch and the rows A will read (NotColumnar when the
+        times are not plain numbers; RunLimitError for a window beyond ``max_runs``)."""
         f = self.flags
         n = source.n
         bits = self.bits.array(source) if self._needs_bits else np.zeros(n, np.int64)
@@ -202,6 +226,8 @@ class TwoPhase:
             self.pattern.window,
             self._conditions,
         )
+        if len(w.order) and int((w.ends - np.arange(len(w.order))).max()) > self.max_runs:
+            raise window_limit(self.max_runs)
         if n:
             self._last = source.time_at(n - 1)
         c = self.counters
@@ -221,48 +247,47 @@ class TwoPhase:
             # only the candidates' events leave the columns, each read once
             at = dict(zip(needed, source.rows(needed), strict=True))
         # A takes the fits from the bit vectors where they were computed (and needed)
-        give = self._needs_bits and bool(needed)
-        take_fits = getattr(self.algorithm, "take_fits", None) if give else None
-        if take_fits is not None:
-            rows = [at[i] for i in needed]
-            take_fits(rows, [positions[i] for i in needed], bits[needed].tolist())
-        out: list[Found] = []
+        fits = None
+        if self._needs_bits and needed:
+            fits = ([at[i] for i in needed], [positions[i] for i in needed], bits[needed].tolist())
+        return _Plan(positions, w.order, spans, at, fits)
+
+    def _calls(self, plan: _Plan) -> Iterator[Found]:
+        """A on each candidate window of a planned batch, lazily."""
+        take_fits = getattr(self.algorithm, "take_fits", None) if plan.fits else None
+        if take_fits is not None and plan.fits is not None:
+            take_fits(*plan.fits)
         try:
-            for start, end in spans:
-                chosen = w.order[start:end].tolist()
-                c.events_to_a += len(chosen)
-                window = [at[i] for i in chosen]
-                out += found(self.algorithm, window, [positions[i] for i in chosen])
+            for start, end in plan.spans:
+                chosen = plan.order[start:end].tolist()
+                self.counters.events_to_a += len(chosen)
+                window = [plan.rows[i] for i in chosen]
+                yield from found(self.algorithm, window, [plan.positions[i] for i in chosen])
         finally:
             if take_fits is not None:
                 take_fits([], [], [])  # A keeps no rows of this batch, even if it raised
-        return out
 
     # --- the pipeline a SesMatcher drives (kleene.eventsets.stream.Pipeline) ---------
 
-    def push(self, position: int, row: Event) -> list[Found]:
+    def push(self, position: int, row: Event) -> Iterator[Found]:
         """Read the event at input ``position``; the matches of the windows it
         completes."""
         return self._push(position, row, self.bits.of(row) if self._needs_bits else 0)
 
-    def advance(self, time: Any) -> list[Found]:
+    def advance(self, time: Any) -> Iterator[Found]:
         """No event before ``time`` will come: call A on the windows that completes."""
-        out: list[Found] = []
         for key, window in list(self.windows.items()):
-            out += self._complete(window, time)
+            yield from self._complete(window, time)
             if not len(window):
                 del self.windows[key]  # a partition seen again starts afresh
-        return out
 
-    def flush(self) -> list[Found]:
+    def flush(self) -> Iterator[Found]:
         """The end of the stream: drain every window."""
-        out: list[Found] = []
         for window in self.windows.values():
             while len(window) and not window.hopeless():
-                out += self._call(window)
+                yield from self._call(window)
                 window.dequeue()
         self.windows.clear()
-        return out
 
     def to_data(self) -> dict[str, Any]:
         """The state as plain data for :mod:`kleene.runtime.snapshot`: each window's
@@ -297,7 +322,7 @@ class TwoPhase:
 
     # --- Algorithm 1 ------------------------------------------------------------------
 
-    def _push(self, position: int, event: Event, bits: int) -> list[Found]:
+    def _push(self, position: int, event: Event, bits: int) -> Iterator[Found]:
         self.counters.events += 1
         time = event[TIME]
         if self._last is not None and time < self._last:
@@ -307,34 +332,33 @@ class TwoPhase:
             )
         self._last = time
         if self.flags.filtering and not bits:
-            return []  # Theorem 1
+            return  # Theorem 1
         key: tuple[Any, ...] = ()
         if self.attributes:
             values = partition_key(event, self.attributes)
             if values is None:
-                return []  # it fails the equalities: in no match
+                return  # it fails the equalities: in no match
             key = values
         window = self.windows.get(key)
         if window is None:
             window = self.windows[key] = MatchWindow(self.pattern, self.flags.conditions)
             self.counters.windows += 1
-        out = self._complete(window, time)
+        yield from self._complete(window, time)
         window.enqueue(position, event, time, bits)
         self.counters.kept += 1
-        return out
+        if len(window) > self.max_runs:
+            raise window_limit(self.max_runs)
 
-    def _complete(self, window: MatchWindow, time: Any) -> list[Found]:
+    def _complete(self, window: MatchWindow, time: Any) -> Iterator[Found]:
         """Call A on each window an event at ``time`` completes, dequeueing."""
-        out: list[Found] = []
         while window.complete(time, self.pattern.window):
-            out += self._call(window)
+            yield from self._call(window)
             window.dequeue()
-        return out
 
-    def _call(self, window: MatchWindow) -> list[Found]:
+    def _call(self, window: MatchWindow) -> Iterator[Found]:
         """A on a complete window, if it is a candidate (lazy evaluation)."""
         if not window.candidate():
-            return []
+            return iter(())
         entries = window.entries
         self.counters.calls += 1
         self.counters.events_to_a += len(entries)

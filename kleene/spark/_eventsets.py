@@ -28,12 +28,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kleene.eventsets.partitioning import partition_attributes
-from kleene.spark._kind import ONE_GROUP, Grouping, SparkKind, SparkOptions
+from kleene.spark._kind import ONE_GROUP, Batch, Grouping, SparkKind
 from kleene.spark._prepare import POS, with_positions, with_seen
 from kleene.spark._query import QuerySpec
 from kleene.spark._rows import Rows
@@ -51,6 +51,7 @@ class EventSetSpark(SparkKind):
             "output": query.output,
             "time_unit": query.time_unit,
             "max_matches": None,  # the driver applies it (kleene run): a worker error loses all
+            "max_runs": query.max_runs,
             "algorithm": "auto" if query.auto else query.algorithm,
             "preprocessing": query.flags.name,
             "time_field": f.time_field,
@@ -69,15 +70,8 @@ class EventSetSpark(SparkKind):
             (),
         )
 
-    def group(
-        self,
-        df: DataFrame,
-        q: Any,
-        spec: QuerySpec,
-        options: SparkOptions,
-        spark: SparkSession,
-    ) -> Grouping:
-        columns = spec.columns
+    def group(self, batch: Batch) -> Grouping:
+        df, q, columns = batch.df, batch.query, batch.spec.columns
         prepared = with_seen(with_positions(df, columns), columns, q.needs.required)
         prepared, groups = _grouped(prepared, q, df.columns)
         key = tuple(partition_attributes(q.pattern))

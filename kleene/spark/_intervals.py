@@ -70,7 +70,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from kleene.errors import EventError, QueryError
 from kleene.imprecise.admission import Admission
 from kleene.imprecise.result import ImpreciseMatch
-from kleene.spark._kind import Grouping, SparkKind, SparkOptions
+from kleene.spark._kind import Batch, Grouping, SparkKind, SparkOptions
 from kleene.spark._prepare import (
     INTERNAL_PREFIX,
     POS,
@@ -129,7 +129,8 @@ class IntervalSpark(SparkKind):
     arrival_order = False
 
     def options_of(self, query: Any) -> dict[str, Any]:
-        return dict(query.options)
+        # the driver applies max_matches (kleene run): a worker error loses all
+        return {**query.options, "max_matches": None}
 
     def layout(self, q: Any, schema: T.StructType, columns: EventColumns) -> IntervalSchema:
         """Match rows with ``start``/``end`` as whole numbers (time is discrete)."""
@@ -138,17 +139,11 @@ class IntervalSpark(SparkKind):
             base.variables, base.return_names, base.id_type, T.LongType(), base.return_types
         )
 
-    def group(
-        self,
-        df: DataFrame,
-        q: Any,
-        spec: QuerySpec,
-        options: SparkOptions,
-        spark: SparkSession,
-    ) -> Grouping:
+    def group(self, batch: Batch) -> Grouping:
         """The admission pass, then one matcher per (key, slice) group in arrival order,
         declaring the U_max measured (or declared); ``pushdown`` drops no event (the
         admission reads every one)."""
+        df, q, spec, options = batch.df, batch.query, batch.spec, batch.options
         if options.method != "map":
             raise QueryError(
                 f"interval queries run with method='map' on Spark, not {options.method!r}"
@@ -168,7 +163,7 @@ class IntervalSpark(SparkKind):
         if routing is not None:
             admitted = with_key(admitted, routing, columns)
             groups = key_columns(routing.width)
-        admitted, cuts, note = _slices(admitted, q, u_max, options, spark, bool(groups))
+        admitted, cuts, note = _slices(admitted, q, u_max, options, batch.spark, bool(groups))
         return Grouping(
             admitted,
             (*groups, *([SLICE] if cuts else [])),

@@ -56,6 +56,18 @@ class SparkOptions:
     pushdown: bool = True
 
 
+@dataclass(frozen=True)
+class Batch:
+    """What a kind groups for its matchers (:meth:`SparkKind.group`): the input, the
+    compiled query and its spec, the options of the call and the session."""
+
+    df: DataFrame
+    query: Any
+    spec: QuerySpec
+    options: SparkOptions
+    spark: SparkSession
+
+
 @dataclass
 class Grouping:
     """Which events each matcher of a batch sees (:meth:`SparkKind.group`)."""
@@ -123,17 +135,11 @@ class SparkKind:
 
     # --- batches ------------------------------------------------------------------------
 
-    def group(
-        self,
-        df: DataFrame,
-        q: Any,
-        spec: QuerySpec,
-        options: SparkOptions,
-        spark: SparkSession,
-    ) -> Grouping:
+    def group(self, batch: Batch) -> Grouping:
         """The events of one value of the query's partition attributes per matcher (all
         events in one group without them, or when the input lacks one), in input order,
         with their ids as read."""
+        df, q, spec = batch.df, batch.query, batch.spec
         prepared = with_positions(df, spec.columns, ids=False)
         keys = tuple(q.partition_attributes)
         if not keys or not set(keys) <= set(df.columns):

@@ -27,7 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from kleene.spark._collapsed import ExpandedSchema, build_collapsed_schema
-from kleene.spark._kind import ONE_GROUP, Grouping, SparkKind, SparkOptions
+from kleene.spark._kind import ONE_GROUP, Batch, Grouping, SparkKind, SparkOptions
 from kleene.spark._prepare import (
     POS,
     key_columns,
@@ -77,14 +77,8 @@ class SaseSpark(SparkKind):
         ms = build_match_schema(q.plan, schema, columns, partition(q, schema))
         return ExpandedSchema(*(getattr(ms, f) for f in ms.__dataclass_fields__))
 
-    def group(
-        self,
-        df: DataFrame,
-        q: Any,
-        spec: QuerySpec,
-        options: SparkOptions,
-        spark: SparkSession,
-    ) -> Grouping:
+    def group(self, batch: Batch) -> Grouping:
+        df, q, spec, options = batch.df, batch.query, batch.spec, batch.options
         columns = spec.columns
         if columns.time_field in df.columns:  # a window's unit needs a known time unit
             q.window_size(datetime=time_scale(df, columns.time_field) != 1.0)
@@ -96,7 +90,7 @@ class SaseSpark(SparkKind):
         if routing is not None:
             prepared = with_key(prepared, routing, columns)
             groups = key_columns(routing.width)
-        prepared, cuts, note = _slices(df, prepared, q, columns, options, spark, bool(groups))
+        prepared, cuts, note = _slices(df, prepared, q, columns, options, batch.spark, bool(groups))
         order = (columns.time_field, POS) if columns.time_field in df.columns else (POS,)
         return Grouping(
             prepared,

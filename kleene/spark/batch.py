@@ -50,6 +50,7 @@ from kleene.match import RejectedEvent
 from kleene.spark._kind import (
     ONE_GROUP,
     SPARK_DEFAULTS,
+    Batch,
     Grouping,
     SparkKind,
     query_spec,
@@ -213,7 +214,7 @@ def match(
     fields = {"time_field": time_field, "type_field": type_field, "id_field": id_field}
     spec, q = query_spec(kind, part, query, fields, compile_options)
     rows = part.layout(q, df.schema, spec.columns)
-    grouping = part.group(df, q, spec, options, spark)
+    grouping = part.group(Batch(df, q, spec, options, spark))
     run_spec = grouping.spec or spec
 
     def run(layout: Rows) -> DataFrame:

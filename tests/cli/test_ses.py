@@ -35,13 +35,14 @@ def _files(tmp_path: Path, source: str) -> tuple[Path, Path]:
 def _expected() -> list[dict]:
     """The oracle-checked matches of Q1 (tests/eventsets/test_chemo_oracle.py) as
     records: ids per variable (lists, also for single variables), start and end times,
-    no partition values."""
+    the partition (the patient, PID: Q1's partitioning attribute)."""
     q = kleene.compile(Q1, type_field="L", time_field="T", time_unit="d", preprocessing="none")
     records = [
         {"ids": {v: list(ids) for v, ids in m.ids().items()}, "start": m.start, "end": m.end}
         for m in q.run(events())
     ]
-    return sorted(({**r, "partition": []} for r in records), key=match_order)
+    pids = {e["id"]: e["PID"] for e in events()}
+    return sorted(({**r, "partition": [pids[r["ids"]["c"][0]]]} for r in records), key=match_order)
 
 
 @pytest.mark.parametrize("source", ["csv", "jsonl", "parquet"])
@@ -92,7 +93,6 @@ def test_explain_says_which_steps_apply(monkeypatch: pytest.MonkeyPatch, tmp_pat
     [
         (("--strategy", "skip-till-any-match"), "--strategy does not apply to an event-set"),
         (("--allowed-lateness", "2"), "--allowed-lateness does not apply"),
-        (("--max-runs", "5"), "--max-runs does not apply"),
         (("--preprocessing", "fx"), "unknown pruning 'fx'"),
     ],
 )
@@ -104,6 +104,15 @@ def test_options_that_do_not_apply_are_refused(
     done = run_main(monkeypatch, "run", query, "--input", data, "-o", out, *FIELDS, *options)
     assert done.code == 2 and words in done.stderr
     assert not out.exists()
+
+
+def test_max_runs_bounds_an_event_set_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    query, data = _files(tmp_path, "csv")
+    out = tmp_path / "out.jsonl"
+    done = run_main(
+        monkeypatch, "run", query, "--input", data, "-o", out, *FIELDS, "--max-runs", "1"
+    )
+    assert done.code == 1 and "max_runs=1" in done.stderr
 
 
 def test_a_point_query_refuses_the_event_set_options(

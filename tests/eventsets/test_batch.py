@@ -47,6 +47,9 @@ class _Recording:
             self.matched.add(tuple(positions))
         return found
 
+    def each(self, rows: Sequence[Mapping[str, Any]], positions: Sequence[int]) -> Any:
+        return iter(self.matches(rows, positions))
+
 
 def _run(
     query: str, pruning: str, rows: list[dict[str, Any]], columns: bool
@@ -244,7 +247,7 @@ def test_drain_after_pushes_reads_on_event_by_event() -> None:
     """With windows open, drain continues Algorithm 1 (the windows hold earlier events)."""
     strategy = TwoPhase(P1, _automaton)
     head = [f for p in range(5) for f in strategy.push(p, CHEMO[p])]
-    tail = strategy.drain(range(5, len(CHEMO)), CHEMO[5:])
+    tail = list(strategy.drain(range(5, len(CHEMO)), CHEMO[5:]))
     whole = TwoPhase(P1, _automaton).run_columns(CHEMO)
     assert sorted(f.match.key() for f in head + tail) == sorted(m.key() for m in whole)
     assert len(whole) == 11

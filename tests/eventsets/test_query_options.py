@@ -45,7 +45,7 @@ def test_each_algorithm_and_preprocessing_equal_the_oracle(
     assert _keys(q.run(rows)) == expected
     m = q.matcher()
     found = m.push(rows[:cut])
-    resumed = q.matcher(m.snapshot())
+    resumed = q.matcher(state=m.snapshot())
     found += resumed.push(rows[cut:]) + resumed.flush()
     assert _keys(found) == expected
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from kleene import kinds
 from kleene.compiler import expr as ir
 from kleene.errors import EventError, QueryError, QuerySyntaxError
 from kleene.eventsets.compile import ses_pattern
 from kleene.eventsets.model import LEFT, RIGHT, ConstraintForm, SetVariable
-from kleene.lang import ast, is_ses, parse, parse_program, parse_ses
+from kleene.lang import ast, parse, parse_program, parse_ses
 from tests.eventsets.chemo import Q1
 
 
@@ -18,6 +19,11 @@ def test_q1_parses_into_sets_with_a_plain_variable_as_a_set_of_one() -> None:
     assert sets == [[("C", "c", False), ("P", "p", True)], [("B", "b", False)]]
     assert node.within == ast.Window(15, ast.TimeUnit.DAYS)
     assert node.where == (ast.Binary(ast.BinOp.LT, ast.Prev("p", "V"), ast.AttrRef("p", "V")),)
+
+
+def is_ses(text: str) -> bool:
+    """Whether the kind registry reads ``text`` as an event-set pattern."""
+    return kinds.kind_of_text(text).name == "eventset"
 
 
 def test_is_ses_tells_the_kinds_apart() -> None:

@@ -116,7 +116,7 @@ def test_the_automaton_takes_the_fits_the_bits_say() -> None:
 class _Failing(AutomatonMatcher):
     """A that raises on its first window."""
 
-    def matches(self, events: Any, positions: Any) -> Any:
+    def each(self, events: Any, positions: Any) -> Any:
         raise RuntimeError("A failed")
 
 

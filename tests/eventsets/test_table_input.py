@@ -108,9 +108,9 @@ def test_every_table_form_and_only_candidate_rows(events: Any) -> None:
     seen: list[dict[str, Any]] = []
 
     class Seeing(AutomatonMatcher):
-        def matches(self, rows: Any, positions: Any) -> Any:
+        def each(self, rows: Any, positions: Any) -> Any:
             seen.extend(rows)
-            return super().matches(rows, positions)
+            return super().each(rows, positions)
 
     strategy = _strategy(QUERY, "fpc", Seeing)
     found = sorted(m.key() for m in strategy.run_columns(events))

@@ -106,7 +106,7 @@ def test_push_and_flush_equal_run() -> None:
     events = _events(("C", 0), ("B", 3), ("C", 5), ("B", 12), ("C", 13), ("B", 30), ("B", 31))
     strategy = TwoPhase(C_THEN_B, JoinTreeMatcher)
     found = [f for p, event in enumerate(events) for f in strategy.push(p, event)]
-    pushed = [f.match for f in found + strategy.flush()]
+    pushed = [f.match for f in [*found, *strategy.flush()]]
     assert _keys(pushed) == _keys(TwoPhase(C_THEN_B, JoinTreeMatcher).run(events))
     assert _keys(pushed) == {
         SesMatch({"c": (0,), "b": (1,)}).key(),
@@ -120,17 +120,17 @@ def test_advance_completes_the_windows_of_every_partition() -> None:
     strategy = TwoPhase(ses_pattern(query), JoinTreeMatcher)
     rows = [("C", 1, 0), ("C", 2, 1), ("B", 1, 2), ("B", 2, 3)]
     for p, (t, k, time) in enumerate(rows):
-        assert strategy.push(p, {"type": t, "K": k, "timestamp": time}) == []
-    assert strategy.advance(10) == []  # within τ of the first events still
-    found = strategy.advance(12)
+        assert list(strategy.push(p, {"type": t, "K": k, "timestamp": time})) == []
+    assert list(strategy.advance(10)) == []  # within τ of the first events still
+    found = list(strategy.advance(12))
     assert _keys([f.match for f in found]) == {
         SesMatch({"c": (0,), "b": (2,)}).key(),
         SesMatch({"c": (1,), "b": (3,)}).key(),
     }
     assert found[0].rows[0]["type"] == "C"
-    strategy.advance(30)
+    list(strategy.advance(30))
     assert not strategy.windows  # emptied windows are forgotten
-    assert strategy.push(4, {"type": "C", "K": 1, "timestamp": 30}) == []
+    assert list(strategy.push(4, {"type": "C", "K": 1, "timestamp": 30})) == []
 
 
 def test_events_out_of_time_order_are_refused() -> None:
@@ -172,14 +172,14 @@ def test_a_snapshot_resumes_where_it_left_off() -> None:
     second = TwoPhase(pattern, JoinTreeMatcher)
     second.load(snapshot.loads(saved), below=7)
     found += [f for p in range(7, len(events)) for f in second.push(p, events[p])]
-    found += second.flush()
+    found += list(second.flush())
     assert whole and _keys([f.match for f in found]) == _keys(whole)
     assert len(found) == len(whole)
 
 
 def test_a_malformed_snapshot_is_refused() -> None:
     strategy = TwoPhase(C_THEN_B, JoinTreeMatcher)
-    strategy.push(0, {"type": "C", "K": 1, "timestamp": 0})
+    list(strategy.push(0, {"type": "C", "K": 1, "timestamp": 0}))
     data = strategy.to_data()
     strategy.load(data, below=1)
     assert [e.position for w in strategy.windows.values() for e in w.entries] == [0]

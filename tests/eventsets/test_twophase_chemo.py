@@ -9,7 +9,7 @@ three it omits, as tests/eventsets/test_chemo_oracle.py reads them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -102,11 +102,11 @@ class _Recording:
         self.inner = JoinTreeMatcher(pattern)
         self.calls = []
 
-    def matches(
+    def each(
         self, events: Sequence[Mapping[str, Any]], positions: Sequence[int]
-    ) -> list[SesMatch]:
+    ) -> Iterator[SesMatch]:
         self.calls.append([p + 1 for p in positions])
-        return self.inner.matches(events, positions)
+        return self.inner.each(events, positions)
 
 
 def test_lazy_calls_with_fpc() -> None:
