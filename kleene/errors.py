@@ -105,6 +105,11 @@ class EventError(KleeneError):
     """Input events cannot be read at all (no type or time column, unreadable file)."""
 
 
+class TimeError(EventError, TypeError):
+    """A time given to ``advance_to`` is no time, or not of the stream's kind (also a
+    TypeError, as such a time was before there was one stream time for every kind)."""
+
+
 class KleeneWarning(UserWarning):
     """Base class of every warning kleene issues."""
 

@@ -7,22 +7,21 @@ type, with values of one kind per *kind group* (attributes compared with each ot
 the kind a constant demands where one shows. An event that fails is rejected with its
 reason. Admitted events become rows (:mod:`kleene.eventsets.compile`) at the next
 stream position; events of other types too (they are ignored by matching, which checks
-the type of each variable first).
+the type of each variable first). The time kind, the clock, the counters and the
+rejected events are the shared :class:`~kleene.runtime.stream_time.StreamTime`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from kleene.compiler.codegen import FIXED_FIELDS
 from kleene.events import EventBatch
 from kleene.eventsets.compile import ID, TIME, TYPE, Row
 from kleene.eventsets.model import ConstraintForm, SesPattern
-from kleene.match import RejectedEvent, late_reason
 from kleene.runtime.ingest import Validator
-from kleene.times import micros_to_datetime
+from kleene.runtime.stream_time import StreamTime
 
 
 @dataclass(frozen=True)
@@ -87,74 +86,35 @@ def requirements(pattern: SesPattern) -> SesRequirements:
     )
 
 
-@dataclass
-class AdmissionState:
-    """The stream's facts admission keeps (saved in snapshots)."""
-
-    arrived: int = 0  # input events seen
-    position: int = 0  # admitted events (the next stream position)
-    time_kind: str | None = None
-    tz: Any = None
-    clock: Any = None  # time of the last admitted event
-    learned: dict[int, str] = field(default_factory=dict)
-    rejected: list[RejectedEvent] = field(default_factory=list)
-    rejected_count: int = 0
-
-    def reject(self, event: RejectedEvent) -> None:
-        self.rejected.append(event)
-        self.rejected_count += 1
-
-    def take_rejected(self) -> list[RejectedEvent]:
-        """The events rejected since the last call, each with its reason."""
-        taken = self.rejected
-        self.rejected = []
-        return taken
-
-
 class SesAdmission:
     """Admits a stream's events for one SES pattern."""
 
-    def __init__(self, needs: SesRequirements, st: AdmissionState) -> None:
+    def __init__(self, needs: SesRequirements, time: StreamTime, learned: dict[int, str]) -> None:
         self.needs = needs
-        self.st = st
-        self.validator = Validator(needs, st.learned)
-
-    def time_out(self, value: Any) -> Any:
-        """A stream time as the user sees it."""
-        if self.st.time_kind == "datetime":
-            return micros_to_datetime(value, self.st.tz)
-        return value
+        self.time = time
+        self.validator = Validator(needs, learned)  # learns the kind groups' kinds
 
     def admit(self, batch: EventBatch) -> Iterator[tuple[int, Row]]:
         """The batch's admitted events as (position, row), rejecting the others."""
-        st = self.st
+        time = self.time
         types, times, kinds, ids = batch.types, batch.times, batch.time_kinds, batch.ids
         columns = [(a, batch.column(a)) for a in self.needs.attributes]
         for j in range(len(batch)):
-            st.arrived += 1
+            time.arrived += 1
             # as for point queries (kleene.runtime.admission): the time's kind, the
             # attributes, then lateness
-            reason = batch.problems.get(j) or self._kind_problem(kinds[j])
+            reason = batch.problems.get(j) or time.problem(kinds[j])
             if reason is None:
                 reason = self.validator.problem(types[j], batch, j)
-            if reason is None and st.clock is not None and times[j] < st.clock:
-                reason = late_reason(self.time_out(times[j]), self.time_out(st.clock))
+            if reason is None:
+                reason = time.late(times[j])
             if reason is not None:
-                st.reject(RejectedEvent(ids[j], None, reason, batch.record(j)))
+                time.reject(ids[j], None, reason, batch.record(j))
                 continue
-            if st.time_kind is None:
-                st.time_kind, st.tz = kinds[j], batch.tz
-            st.clock = times[j]
+            time.learn(kinds[j], batch.tz)
+            time.clock = times[j]
             row = {TYPE: types[j], TIME: times[j], ID: ids[j]}
             for attr, values in columns:
                 row[attr] = values[j]
-            yield st.position, row
-            st.position += 1
-
-    def _kind_problem(self, kind: str) -> str | None:
-        st = self.st
-        if kind not in ("number", "datetime"):
-            return kind
-        if st.time_kind is not None and kind != st.time_kind:
-            return f"timestamp is a {kind} but the stream's timestamps are {st.time_kind}s"
-        return None
+            yield time.position, row
+            time.position += 1

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kleene.events import EventFields, read_batch, read_time
-from kleene.eventsets.admission import AdmissionState, SesAdmission, SesRequirements
+from kleene.events import EventFields, read_batch
+from kleene.eventsets.admission import SesAdmission, SesRequirements
 from kleene.eventsets.compile import ID, TIME
 from kleene.eventsets.model import SesPattern
 from kleene.eventsets.stream import Found, Pipeline
@@ -31,6 +31,7 @@ from kleene.match import Match, RejectedEvent
 from kleene.runtime import snapshot
 from kleene.runtime.contract import OnMatches, StreamMatcher
 from kleene.runtime.output import Output, Reporter
+from kleene.runtime.stream_time import StreamTime
 
 #: builds the pipeline for the pattern of the stream's time kind
 PipelineFactory = Callable[[SesPattern], Pipeline]
@@ -59,19 +60,20 @@ class SesMatcher(StreamMatcher[Match]):
         self.fingerprint = fingerprint
         self.partition = partition  # the attributes of a match's partition
         self.reporter: Reporter[Match] = Reporter(max_matches, on_matches)
-        self.st = AdmissionState()
+        self.time = StreamTime()  # the time kind, clock, counters, rejected events
+        self.learned: dict[int, str] = {}  # the kinds the kind groups' values have
         self.pipeline: Pipeline | None = None
         self.order: tuple[str, ...] = ()  # the variables in pattern order
         if state is not None:
             self._restore(snapshot.unseal(state, snapshot.EVENTSET, fingerprint))
-        self.admission = SesAdmission(needs, self.st)
+        self.admission = SesAdmission(needs, self.time, self.learned)
 
     # --- public API -------------------------------------------------------------------
 
     def push(self, events: Any) -> list[Match]:
         """Feed events in time order; return the matches whose windows completed (in
         every partition: the pipeline advances to the batch's last time)."""
-        batch = read_batch(events, self.fields, self.st.arrived)
+        batch = read_batch(events, self.fields, self.time.arrived)
         out = self.reporter.call()
         last = None
         for position, row in self.admission.admit(batch):
@@ -85,7 +87,7 @@ class SesMatcher(StreamMatcher[Match]):
         """A whole finite input: the matches of ``push(events)`` then ``flush()``,
         with the pre-processing computed over the batch at once where the pipeline can
         (:meth:`~kleene.eventsets.twophase.TwoPhase.drain`)."""
-        batch = read_batch(events, self.fields, self.st.arrived)
+        batch = read_batch(events, self.fields, self.time.arrived)
         admitted = list(self.admission.admit(batch))
         if not admitted:
             return self.flush()
@@ -97,14 +99,8 @@ class SesMatcher(StreamMatcher[Match]):
     def advance_to(self, time: Any) -> list[Match]:
         """No event before ``time`` will come (a later one is rejected as late):
         evaluate the windows that completes."""
-        internal, kind = read_time(time)
-        if internal is None:
-            raise TypeError(f"cannot use {time!r} as a time")
-        st = self.st
-        if st.time_kind is not None and kind != st.time_kind:
-            raise TypeError(f"{time!r} is a {kind}, the stream's times are {st.time_kind}s")
-        if st.time_kind is not None and (st.clock is None or internal > st.clock):
-            st.clock = internal
+        internal = self.time.time_in(time)
+        self.time.advance(internal)
         out = self.reporter.call()
         if self.pipeline is not None:
             self._emit(out, self.pipeline.advance(internal))
@@ -124,25 +120,20 @@ class SesMatcher(StreamMatcher[Match]):
 
     def take_rejected(self) -> list[RejectedEvent]:
         """The events rejected since the last call, each with its reason."""
-        return self.st.take_rejected()
+        return self.time.take_rejected()
 
     @property
     def rejected_count(self) -> int:
         """Events rejected since the stream began."""
-        return self.st.rejected_count
+        return self.time.rejected_count
 
     def snapshot(self) -> bytes:
         """The matcher's state in the snapshot format; ``SesQuery.matcher(state=...)``
         of the same query and options resumes from it."""
-        st = self.st
         tree = {
-            "arrived": st.arrived,
-            "position": st.position,
-            "time_kind": st.time_kind,
-            "tz": st.tz,
-            "clock": st.clock,
-            "learned": dict(st.learned),
-            "rejected_count": st.rejected_count,
+            # the rejected events not yet taken are not saved, only their count
+            "stream": self.time.to_data(untaken=False),
+            "learned": dict(self.learned),
             "buffer": None if self.pipeline is None else self.pipeline.to_data(),
         }
         return snapshot.seal(snapshot.EVENTSET, self.fingerprint, tree)
@@ -151,7 +142,7 @@ class SesMatcher(StreamMatcher[Match]):
 
     def _pipe(self) -> Pipeline:
         if self.pipeline is None:
-            pattern = self.pattern_of(self.st.time_kind == "datetime")
+            pattern = self.pattern_of(self.time.time_kind == "datetime")
             self.pipeline = self.make_pipeline(pattern)
             self.order = tuple(v.name for v in pattern.variables)
         return self.pipeline
@@ -174,50 +165,30 @@ class SesMatcher(StreamMatcher[Match]):
         partition: tuple[Any, ...] = ()
         if self.partition:  # every event of a match has the same values: the first's
             first = rows[min(rows)]
-            time_out = self.admission.time_out
+            time_out = self.time.time_out
             partition = tuple(
                 time_out(first[a]) if a == TIME else first.get(a) for a in self.partition
             )
         return Match(
             variables={v: tuple(rows[p][ID] for p in seq) for v, seq in bindings.items()},
             positions=dict(bindings),
-            start=self.admission.time_out(min(times)),
-            end=self.admission.time_out(max(times)),
+            start=self.time.time_out(min(times)),
+            end=self.time.time_out(max(times)),
             partition=partition,
         )
 
     def _restore(self, tree: Any) -> None:
         with snapshot.loading():
-            names = [
-                "arrived",
-                "position",
-                "time_kind",
-                "tz",
-                "clock",
-                "learned",
-                "rejected_count",
-                "buffer",
-            ]
-            values = dict(
-                zip(names, snapshot.fields_of(tree, "the SES state", *names), strict=True)
+            stream, learned, buffer = snapshot.fields_of(
+                tree, "the SES state", "stream", "learned", "buffer"
             )
-            st = self.st
-            st.arrived = snapshot.integer(values["arrived"], "arrived", 0)
-            st.position = snapshot.integer(values["position"], "position", 0, st.arrived + 1)
-            kind = values["time_kind"]
-            if kind not in (None, "number", "datetime"):
-                snapshot.fail("the time kind")
-            st.time_kind, st.tz = kind, values["tz"]
-            st.clock = snapshot.optional_number(values["clock"], "the clock")
-            learned = snapshot.mapping(values["learned"], "the learned kinds")
-            for group, k in learned.items():
+            self.time = StreamTime.from_data(stream)
+            for group, k in snapshot.mapping(learned, "the learned kinds").items():
                 snapshot.integer(group, "a kind group", 0)
                 if k not in ("number", "string", "boolean", "datetime"):
                     snapshot.fail("a learned kind")
-            st.learned = learned
-            st.rejected_count = snapshot.integer(values["rejected_count"], "rejected count", 0)
-            buffer = values["buffer"]
+            self.learned = learned
             if buffer is not None:
-                if kind is None:
+                if self.time.time_kind is None:
                     snapshot.fail("buffered events without a time kind")
-                self._pipe().load(buffer, st.position)
+                self._pipe().load(buffer, self.time.position)

@@ -8,6 +8,9 @@ section 2.2 (an event seen earlier never lies wholly after a later one: every ea
 ``lower`` is at most this event's ``upper``), the promise of a heartbeat (an event
 starting before a heartbeat's instant, :meth:`Admission.heartbeat`), then the
 attributes the query reads (kleene.runtime.ingest.Validator, the rules of point events).
+Times are whole numbers only; the heartbeat is the clock of the shared
+:class:`~kleene.runtime.stream_time.StreamTime`, which also counts the arrivals (the
+events' positions) and keeps the rejected events.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from kleene.compiler.plan import Plan
 from kleene.errors import EventError
 from kleene.events import EventBatch, EventFields, is_missing, read_batch
 from kleene.imprecise.model import IntervalEvent, IntervalFields, Probability, uniform
-from kleene.match import RejectedEvent
 from kleene.runtime.ingest import Validator
+from kleene.runtime.stream_time import StreamTime
 
 _SUM_TOLERANCE = 1e-9
 
@@ -42,29 +45,27 @@ class Admission:
         self.types = frozenset(s.event_type for s in plan.states)
         self.now_lower: int | None = None  # the largest lower bound admitted so far
         self.now_upper: int | None = None
-        self.floor: int | None = None  # the latest heartbeat: no event starts before it
         self.seen_ids: set[Any] = set()
-        self.position = 0
-        self.rejected: list[RejectedEvent] = []  # not yet taken
-        self.rejected_count = 0  # since the stream began
+        # numbers only; the clock is the latest heartbeat: no event starts before it
+        self.time = StreamTime("number")
 
     def admit(self, events: Any) -> list[IntervalEvent]:
         """The admitted events of the query's types, in arrival order; the others that
         fail a check go to ``self.rejected``."""
-        batch = read_batch(events, self.fields, self.position)
+        time = self.time
+        batch = read_batch(events, self.fields, time.arrived)
         admitted = []
         for j in range(len(batch)):
-            position = self.position + j
+            position = time.arrived + j
             try:
                 event = self._event(batch, j, position)
             except BadEvent as bad:
                 rid = batch.ids[j] if j not in batch.problems else position
-                self.rejected.append(RejectedEvent(rid, position, str(bad), batch.record(j)))
-                self.rejected_count += 1
+                time.reject(rid, position, str(bad), batch.record(j))
                 continue
             if event is not None:
                 admitted.append(event)
-        self.position += len(batch)
+        time.arrived += len(batch)
         return admitted
 
     def heartbeat(self, t: Any) -> None:
@@ -79,16 +80,17 @@ class Admission:
                 f"advance_to (a heartbeat) takes a whole number instant, as the events' "
                 f"bounds are (time is discrete over interval events), not {t!r}"
             ) from None
-        self.floor = instant if self.floor is None else max(self.floor, instant)
+        self.time.advance(instant)
 
     def bound(self) -> int | None:
         """``now.lower`` as the frameworks take it (they derive t_emit = now.lower -
         U_max, the earliest start of an unseen event): the largest lower bound admitted,
         raised to τ + U_max by a heartbeat τ when U_max is declared, so that t_emit is
         at least τ."""
-        if self.floor is None or self.interval.u_max is None:
+        floor = self.time.clock
+        if floor is None or self.interval.u_max is None:
             return self.now_lower
-        raised = self.floor + self.interval.u_max
+        raised = floor + self.interval.u_max
         return raised if self.now_lower is None else max(self.now_lower, raised)
 
     def _event(self, batch: EventBatch, j: int, position: int) -> IntervalEvent | None:
@@ -110,9 +112,10 @@ class Admission:
                 f"{self.now_lower} of an earlier event (VLDB 2010, section 2.2: an earlier "
                 "event's lower bound is at most a later event's upper bound)"
             )
-        if self.floor is not None and lower < self.floor:
+        floor = self.time.clock
+        if floor is not None and lower < floor:
             raise BadEvent(
-                f"its interval [{lower}, {upper}] starts before the heartbeat {self.floor}, "
+                f"its interval [{lower}, {upper}] starts before the heartbeat {floor}, "
                 "which promised that no later event would"
             )
         relevant = etype in self.types

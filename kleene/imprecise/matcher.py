@@ -138,13 +138,12 @@ class IntervalMatcher(StreamMatcher[ImpreciseMatch]):
 
     def take_rejected(self) -> list[RejectedEvent]:
         """The rejected events since the last call, each with its reason."""
-        rejected, self.admission.rejected = self.admission.rejected, []
-        return rejected
+        return self.admission.time.take_rejected()
 
     @property
     def rejected_count(self) -> int:
         """Events rejected since the stream began (kept across snapshots)."""
-        return self.admission.rejected_count
+        return self.admission.time.rejected_count
 
     @property
     def reported(self) -> int:

@@ -10,9 +10,9 @@ matcher gets one object per event, shared as before.
 
 What is saved, per part of the matcher (the rest is rebuilt from the plan):
 
-* admission: the largest lower and upper bound so far, the ids seen, the arrival
-  position, the latest heartbeat, the rejected events not yet taken and how many were
-  rejected in all;
+* admission: the largest lower and upper bound so far, the ids seen, and the shared
+  stream time (:class:`~kleene.runtime.stream_time.StreamTime`): the arrivals, the
+  latest heartbeat, the rejected events not yet taken and how many were rejected;
 * the events held until flush (U_max measured over the input);
 * the framework (:mod:`kleene.imprecise.choice`) with its U_max: the point-based
   framework's point buffer, runs, arrived events, NELTs and signature groups; the
@@ -44,7 +44,6 @@ from kleene.imprecise.model import IntervalEvent, IntervalFields, Probability
 from kleene.imprecise.ordering import QueryOrder, SelectivityOrder
 from kleene.imprecise.points import PointMatch, PointMatching, Run
 from kleene.imprecise.result import Labels
-from kleene.match import RejectedEvent
 from kleene.runtime.snapshot import (
     INTERVAL,
     fail,
@@ -53,8 +52,8 @@ from kleene.runtime.snapshot import (
     kind_fingerprint,
     mapping,
     sequence,
-    text,
 )
+from kleene.runtime.stream_time import StreamTime
 
 Framework = PointFramework | EventFramework | KleeneFramework
 
@@ -73,7 +72,7 @@ class IntervalMatcher(Protocol):
     def start(self, u_max: int) -> None: ...
 
 
-LAYOUT = 4  # the layout of this module's tree (part of the fingerprint)
+LAYOUT = 5  # the layout of this module's tree (part of the fingerprint)
 
 # the attributes of each framework object: those this module saves (the event-based
 # framework's memo and labels, caches, are restored empty; the collapser's count of
@@ -144,10 +143,7 @@ def to_data(m: IntervalMatcher) -> Any:
     admission = {
         "bounds": (a.now_lower, a.now_upper),
         "ids": set(a.seen_ids),
-        "position": a.position,
-        "floor": a.floor,
-        "rejected": [(r.id, r.position, r.reason, dict(r.record)) for r in a.rejected],
-        "rejected_count": a.rejected_count,
+        "stream": a.time.to_data(),
     }
     held = w.refs(m.held)
     framework = None
@@ -304,9 +300,7 @@ def restore(m: IntervalMatcher, data: Any) -> None:
 
 
 def _restore_admission(a: Admission, data: Any) -> None:
-    bounds, ids, position, floor, rejected, count = fields_of(
-        data, "the admission", "bounds", "ids", "position", "floor", "rejected", "rejected_count"
-    )
+    bounds, ids, stream = fields_of(data, "the admission", "bounds", "ids", "stream")
     now_lower, now_upper = sequence(bounds, "the bounds so far", tuple, 2)
     if (now_lower is None) != (now_upper is None):
         fail("the bounds so far")
@@ -316,17 +310,12 @@ def _restore_admission(a: Admission, data: Any) -> None:
     if type(ids) is not set:
         fail("the ids seen")
     a.now_lower, a.now_upper, a.seen_ids = now_lower, now_upper, ids
-    a.position = integer(position, "the arrival position", 0)
-    a.floor = None if floor is None else integer(floor, "the latest heartbeat")
-    a.rejected = []
-    for item in sequence(rejected, "the rejected events"):
-        event_id, at, reason, record = sequence(item, "a rejected event", tuple, 4)
-        if at is not None:
-            integer(at, "a rejected event's position", 0)
-        a.rejected.append(
-            RejectedEvent(event_id, at, text(reason, "a reason"), mapping(record, "a record"))
-        )
-    a.rejected_count = integer(count, "the count of rejected events", len(a.rejected))
+    time = StreamTime.from_data(stream)
+    if time.time_kind != "number" or time.zoned or time.position:
+        fail("the stream time of interval events")
+    if time.clock is not None:
+        integer(time.clock, "the latest heartbeat")
+    a.time = time
 
 
 def _restore_framework(fw: Framework, data: Any, r: _Reader) -> None:

@@ -18,7 +18,6 @@ import numpy as np
 
 from kleene.compiler.plan import Plan
 from kleene.events import EVENT_TIME, EventBatch
-from kleene.match import RejectedEvent
 from kleene.runtime.clock import StreamClock
 from kleene.runtime.config import MatcherConfig
 from kleene.runtime.core import Admitted, AdmittedEvent
@@ -41,6 +40,7 @@ class Admission:
         every_event: bool,
     ) -> None:
         self.st = st
+        self.time = st.time
         self.clock = clock
         self.attributes = plan.attributes
         self.type_field = config.fields.type_field
@@ -59,18 +59,17 @@ class Admission:
         """The batch's events for the core (rejecting those that fail)."""
         clean = self.validator.clean_types(batch)
         if not batch.problems and self._whole(batch, clean):
-            self.clock.learn(batch.time_kind, batch.tz)
-            base = self.st.position
+            self.time.learn(batch.time_kind, batch.tz)
+            base = self.time.position
             return Admitted(self._rows(batch, clean, base), batch, base)
         return Admitted(self._each(batch, clean))
 
     def _whole(self, batch: EventBatch, clean: set[str]) -> bool:
         """Whether the batch needs no per-event admission: one time kind, in order and
         not late, every event typed and valid."""
-        st = self.st
         if self.lateness:
             return False
-        if batch.time_kind is None or st.time_kind not in (None, batch.time_kind):
+        if batch.time_kind is None or self.time.time_kind not in (None, batch.time_kind):
             return False
         present = batch.present_types()
         if None in present or not (present & self.types) <= clean:
@@ -90,7 +89,7 @@ class Admission:
             accepts = self.prefilter.accepts(batch, clean) if self.front is not None else None
             mask = self.prefilter.relevant(batch, clean, window, accepts)
             if self.front is not None and accepts is not None and window is not None:
-                fresh = self.st.position == 0  # the plan's match windows
+                fresh = self.time.position == 0  # the plan's match windows
                 mask &= self.front.keep(self.prefilter, batch, accepts, window, fresh)
         else:
             mask = batch.type_mask(self.types)
@@ -109,14 +108,14 @@ class Admission:
 
     def admitted_whole(self, batch: EventBatch) -> None:
         """A whole batch was evaluated: its events took their stream positions."""
-        st = self.st
-        st.arrived += len(batch)
-        st.position += len(batch)
-        st.clock = batch.last_time()
+        time = self.time
+        time.arrived += len(batch)
+        time.position += len(batch)
+        time.clock = batch.last_time()
 
     def _each(self, batch: EventBatch, clean: set[str]) -> Iterator[AdmittedEvent]:
         """Admit the batch event by event: validation, order and lateness."""
-        st, clock = self.st, self.clock
+        st, time, clock = self.st, self.time, self.clock
         columns = [batch.column(a) for a in self.attributes]
         if self.prefilter.useful and not self.every_event:
             relevant = self.prefilter.relevant(batch, clean).tolist()
@@ -124,22 +123,22 @@ class Admission:
             relevant = [True] * len(batch)
         types, times, kinds, ids = batch.types, batch.times, batch.time_kinds, batch.ids
         for j in range(len(batch)):
-            arrival = st.arrived
-            st.arrived += 1
-            reason = batch.problems.get(j) or clock.problem(kinds[j])
+            arrival = time.arrived
+            time.arrived += 1
+            reason = batch.problems.get(j) or time.problem(kinds[j])
             etype = types[j]
             if reason is None and etype in self.types and etype not in clean:
                 reason = self.validator.problem(etype, batch, j)
             elif reason is None and etype is None:
                 reason = "missing event type"
             if reason is not None:
-                self.reject(ids[j], None, reason, batch.record(j))
+                time.reject(ids[j], None, reason, batch.record(j))
                 continue
-            clock.learn(kinds[j], batch.tz)
+            time.learn(kinds[j], batch.tz)
             t = times[j]
             horizon = clock.horizon()
             if horizon is not None and t < horizon:
-                self.reject(ids[j], None, clock.late_reason(t, horizon), batch.record(j))
+                time.reject(ids[j], None, clock.late_reason(t, horizon), batch.record(j))
                 continue
             e = (etype, t, ids[j], *(col[j] for col in columns))
             if self.lateness:
@@ -155,14 +154,8 @@ class Admission:
 
     def _released(self, e: tuple[Any, ...], useful: bool) -> AdmittedEvent:
         """An event enters the stream: the next position, and time moves on."""
-        st = self.st
-        position = st.position
-        st.position += 1
-        st.clock = e[EVENT_TIME]
+        time = self.time
+        position = time.position
+        time.position += 1
+        time.clock = e[EVENT_TIME]
         return position, e, useful
-
-    def reject(
-        self, event_id: Any, position: int | None, reason: str, record: dict[str, Any]
-    ) -> None:
-        self.st.rejected.append(RejectedEvent(event_id, position, reason, record))
-        self.st.rejected_count += 1

@@ -435,7 +435,7 @@ class ProgramMatcher(StreamMatcher[Match]):
         for delay, branch in zip(self.statements[k].delays, self.matchers[k], strict=True):
             bounds.append(bound)
             if delay is not None:
-                clock = branch.st.clock
+                clock = branch.st.time.clock
                 done = -NEVER if clock is None or delay == NEVER else clock - delay * self.st.scale
                 bound = min(bound, done)
         return bounds

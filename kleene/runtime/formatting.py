@@ -10,19 +10,19 @@ from kleene.collapsed import SAFE, UNSAFE, CollapsedMatch
 from kleene.compiler.plan import Plan
 from kleene.events import EVENT_ID, EVENT_TIME
 from kleene.match import Match
-from kleene.runtime.clock import StreamClock
 from kleene.runtime.core import Completion
 from kleene.runtime.found import Found
 from kleene.runtime.postpone.construct import construct
+from kleene.runtime.stream_time import StreamTime
 
 
 class Formatter:
     """Builds the results of one matcher."""
 
-    def __init__(self, plan: Plan, max_matches: int | None, clock: StreamClock) -> None:
+    def __init__(self, plan: Plan, max_matches: int | None, time: StreamTime) -> None:
         self.plan = plan
         self.max_matches = max_matches
-        self.clock = clock
+        self.time = time
         self.time_returns = plan.return_times  # RETURN items given back as datetimes
         self.var_of_state = [s.var for s in plan.states]
 
@@ -31,18 +31,18 @@ class Formatter:
         plan = self.plan
         variables, where, start, end = found.grouped(self.var_of_state, plan.positive_vars)
         returned = {}
-        datetimes = self.clock.st.time_kind == "datetime"
+        datetimes = self.time.time_kind == "datetime"
         if plan.returns is not None:
             values = plan.returns(found.vector)
             if datetimes and any(self.time_returns):
-                time_out = self.clock.time_out
+                time_out = self.time.time_out
                 values = tuple(
                     time_out(v) if is_time and v is not None else v
                     for v, is_time in zip(values, self.time_returns, strict=True)
                 )
             returned = dict(zip(plan.return_names, values, strict=True))
         if datetimes:
-            start, end = self.clock.time_out(start), self.clock.time_out(end)
+            start, end = self.time.time_out(start), self.time.time_out(end)
         # a run's key may be a hash key that starts with the partition (choose_key)
         partition = found.partition[: plan.partition_width]
         return Match.of(variables, where, start, end, partition, returned)
@@ -83,8 +83,8 @@ class Formatter:
             candidates=candidates,
             first_fixed=frozenset(first_fixed),
             last_fixed=frozenset(last_fixed),
-            start=self.clock.time_out(min(times)),
-            end=self.clock.time_out(end),
+            start=self.time.time_out(min(times)),
+            end=self.time.time_out(end),
             partition=partition[: plan.partition_width],
             exact=exact,
             _expand=expand,

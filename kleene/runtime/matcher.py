@@ -3,8 +3,9 @@
 ``push`` feeds events (any supported batch form) and returns the matches that became
 final; ``advance_to`` tells the matcher that no event before a time will come (a
 watermark); ``flush`` ends the stream. Each job has its own module: admission
-(:mod:`.admission`: validation, order, lateness, rejected events), time
-(:mod:`.clock`), the evaluation core (:mod:`.core`, chosen by :mod:`.choice`),
+(:mod:`.admission`: validation, order, lateness, rejected events), time (the
+stream's kind, clock and counters in :mod:`.stream_time`, shared by every kind; the
+window and lateness in :mod:`.clock`), the evaluation core (:mod:`.core`, chosen by :mod:`.choice`),
 negation checks and the output format (:mod:`.decide`), results (:mod:`.formatting`)
 and the match limit and ``on_matches`` chunks (:mod:`.output`). All mutable state lives
 in one :class:`~kleene.runtime.state.MatcherState`, which ``snapshot`` saves as
@@ -71,7 +72,7 @@ class Matcher(StreamMatcher[Result]):
         self.st = st
         self.clock = StreamClock(plan, config, st)
         self.admission = Admission(plan, config, st, self.clock, self.engine.every_event)
-        formatter = Formatter(plan, config.max_matches, self.clock)
+        formatter = Formatter(plan, config.max_matches, st.time)
         self.decisions = Decisions(plan, config.max_runs, st, self.engine, self.clock, formatter)
 
     @cached_property
@@ -84,7 +85,7 @@ class Matcher(StreamMatcher[Result]):
     def push(self, events: Any) -> list[Result]:
         """Feed events in time order; return the matches that became final (none when
         an ``on_matches`` callback takes them)."""
-        batch = read_batch(events, self.config.fields, self.st.arrived)
+        batch = read_batch(events, self.config.fields, self.st.time.arrived)
         out = self.reporter.call()
         if len(batch):
             admitted = self.admission.admit(batch)
@@ -98,10 +99,9 @@ class Matcher(StreamMatcher[Result]):
     def advance_to(self, time: Any) -> list[Result]:
         """No event before ``time`` will come: release, decide and prune up to it."""
         out = self.reporter.call()
-        internal = self.clock.time_in(time)
+        internal = self.st.time.time_in(time)
         self.drive(Admitted(self.admission.release(internal)), out)
-        if self.st.clock is None or internal > self.st.clock:
-            self.st.clock = internal
+        self.st.time.advance(internal)
         self.decisions.decide_pending(internal, out)
         self.sweep(internal)
         return out.finish()
@@ -111,18 +111,17 @@ class Matcher(StreamMatcher[Result]):
         out = self.reporter.call()
         self.drive(Admitted(self.admission.release(None)), out)
         held = self.engine.flush(self.st.core, self.clock.window())
-        self.decisions.complete(held, self.st.clock, out)
+        self.decisions.complete(held, self.st.time.clock, out)
         self.decisions.decide_pending(NEVER, out, everything=True)
         return out.finish()
 
     def take_rejected(self) -> list[RejectedEvent]:
         """The rejected events since the last call."""
-        rejected, self.st.rejected = self.st.rejected, []
-        return rejected
+        return self.st.time.take_rejected()
 
     @property
     def rejected_count(self) -> int:
-        return self.st.rejected_count
+        return self.st.time.rejected_count
 
     @property
     def reported(self) -> int:
@@ -139,7 +138,7 @@ class Matcher(StreamMatcher[Result]):
 
     def time_out(self, value: Any) -> Any:
         """A stream time as the user sees it."""
-        return self.clock.time_out(value)
+        return self.st.time.time_out(value)
 
     def snapshot(self) -> bytes:
         """The matcher's whole state in the snapshot format (docs/architecture.md);
@@ -160,7 +159,7 @@ class Matcher(StreamMatcher[Result]):
         the negation checks to the output; return how many events the core evaluated."""
         st, decisions = self.st, self.decisions
         room = self.reporter.room()
-        ctx = Context(self.clock.window, self.clock.time_out, room, st.non_overlap.last_end)
+        ctx = Context(self.clock.window, st.time.time_out, room, st.non_overlap.last_end)
         complete, negated = decisions.complete, decisions.by_type
         evaluated = 0
         for t, position, e, partition, results in self.engine.evaluate(st.core, admitted, ctx):
@@ -181,11 +180,11 @@ class Matcher(StreamMatcher[Result]):
 
     def settle(self, out: Output[Result]) -> None:
         """After a batch: decide what its last time settles, sweep when due."""
-        st = self.st
-        if st.clock is not None and st.pending and st.pending[0].deadline < st.clock:
-            self.decisions.decide_pending(st.clock, out)
-        if st.since_sweep >= SWEEP_EVERY and st.clock is not None:
-            self.sweep(st.clock)
+        st, clock = self.st, self.st.time.clock
+        if clock is not None and st.pending and st.pending[0].deadline < clock:
+            self.decisions.decide_pending(clock, out)
+        if st.since_sweep >= SWEEP_EVERY and clock is not None:
+            self.sweep(clock)
 
     def sweep(self, now: Any) -> None:
         """Drop expired runs and everything only they could reach (section 5.3)."""

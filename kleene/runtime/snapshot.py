@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 
 MAGIC = b"\x89kleene\n"
 VERSION = 2  # 2: buffer pointers name an entry slot, not a Dewey version
+# the layout of the stream time every kind's state holds (kleene.runtime.stream_time),
+# part of every fingerprint: a snapshot of another layout is refused by it
+STREAM_LAYOUT = 1
 # one tag per kind of query (kleene.kinds), so a state never reaches another kind's matcher
 QUERY, PROGRAM, INTERVAL, TPSTREAM, EVENTSET = b"Q", b"P", b"I", b"T", b"S"
 _KINDS = {
@@ -120,8 +123,9 @@ def unseal(data: Any, kind: bytes, fingerprint: bytes) -> Any:
     if body[1 : 1 + _FINGERPRINT] != fingerprint:
         raise SnapshotError(
             "the snapshot was taken from another query (or the same query with other "
-            "options: strategy, output, engine, window, allowed lateness or field names); "
-            "resume it with the query and options that took it, or start without state"
+            "options: strategy, output, engine, window, allowed lateness or field names; "
+            "or by a kleene with another state layout); resume it with the query and "
+            "options that took it, or start without state"
         )
     try:
         text = zlib.decompress(body[1 + _FINGERPRINT :])
@@ -167,9 +171,9 @@ def _fingerprint(plan: Plan, config: MatcherConfig) -> bytes:
 
 def kind_fingerprint(kind: bytes, facts: list[Any]) -> bytes:
     """The one recipe of every kind's fingerprint: SHA-256 of the format version, the
-    kind's snapshot tag and the facts that give its state a meaning (the query's
-    canonical text and every option that changes its results)."""
-    return digest([VERSION, kind.decode(), *facts])
+    stream time's layout, the kind's snapshot tag and the facts that give its state a
+    meaning (the query's canonical text and every option that changes its results)."""
+    return digest([VERSION, STREAM_LAYOUT, kind.decode(), *facts])
 
 
 def digest(facts: Any) -> bytes:

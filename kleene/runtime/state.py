@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from kleene.compiler.plan import Plan
-from kleene.match import RejectedEvent
 from kleene.runtime.core import Core
 from kleene.runtime.found import Found, FoundMaker, Pending
 from kleene.runtime.found import to_data as found_data
@@ -15,6 +13,7 @@ from kleene.runtime.ingest import ReorderBuffer
 from kleene.runtime.negation import NegationState
 from kleene.runtime.output import NonOverlapState
 from kleene.runtime.snapshot import Shapes, fail, fields_of, integer, mapping, number, sequence
+from kleene.runtime.stream_time import StreamTime
 
 
 class MatcherState:
@@ -27,15 +26,11 @@ class MatcherState:
         self.pending: list[Pending] = []  # matches held for a trailing negation
         self.reorder = ReorderBuffer()
         self.learned_kinds: dict[int, str] = {}
-        self.time_kind: str | None = None
-        self.tz: Any = None
-        self.clock: Any = None  # time of the last released event (or watermark)
-        self.arrived = 0  # events read so far (input positions)
-        self.position = 0  # events released into the stream so far
+        # the time kind, the clock (the last released event's time, or a watermark),
+        # arrivals (input positions), released events (stream positions), rejections
+        self.time = StreamTime()
         self.seq = 0
         self.since_sweep = 0
-        self.rejected: list[RejectedEvent] = []
-        self.rejected_count = 0
 
     def to_data(self) -> Any:
         """Plain data. A match waiting for a trailing negation is also a non-overlap
@@ -57,10 +52,8 @@ class MatcherState:
             "found": found,
             "reorder": self.reorder.to_data(),
             "learned_kinds": self.learned_kinds,
-            "time": (self.time_kind, self.tz, self.clock),
-            "counters": (self.arrived, self.position, self.seq, self.since_sweep),
-            "rejected": [(r.id, r.position, r.reason, dict(r.record)) for r in self.rejected],
-            "rejected_count": self.rejected_count,
+            "stream": self.time.to_data(),
+            "counters": (self.seq, self.since_sweep),
         }
 
     @classmethod
@@ -70,10 +63,10 @@ class MatcherState:
             data,
             "the matcher state",
             *("core", "negation", "non_overlap", "pending", "found", "reorder"),
-            *("learned_kinds", "time", "counters", "rejected", "rejected_count"),
+            *("learned_kinds", "stream", "counters"),
         )
         core_data, negation, non_overlap, pending, found, reorder = fields[:6]
-        learned, time, counters, rejected, rejected_count = fields[6:]
+        learned, stream, counters = fields[6:]
         for group, kind in mapping(learned, "the learned kinds").items():
             integer(group, "a kind group", 0)
             if type(kind) is not str:
@@ -85,7 +78,10 @@ class MatcherState:
         st.learned_kinds = learned
         st.reorder = ReorderBuffer.from_data(reorder, shapes)
         st.read_matches(found, non_overlap, pending, FoundMaker(plan), shapes)
-        st.read_stream(time, counters, rejected, rejected_count)
+        st.time = StreamTime.from_data(stream)
+        for c in sequence(counters, "the matcher counters", tuple, 2):
+            integer(c, "a matcher counter", 0)
+        st.seq, st.since_sweep = counters
         return st
 
     def read_matches(
@@ -105,25 +101,3 @@ class MatcherState:
             held = Pending(deadline, integer(seq, "a sequence number", 0), payload(ref)[1])
             self.pending.append(held)
         self.pending.sort(key=lambda p: (p.deadline, p.seq))
-
-    def read_stream(self, time: Any, counters: Any, rejected: Any, rejected_count: Any) -> None:
-        """The stream's time, counters and rejected events."""
-        self.time_kind, self.tz, self.clock = sequence(time, "the stream time", tuple, 3)
-        if self.time_kind not in (None, "number", "datetime"):
-            fail("the stream's time kind")
-        if self.tz is not None and not isinstance(self.tz, dt.tzinfo):
-            fail("the stream's time zone")
-        if self.clock is not None:
-            number(self.clock, "the stream's clock")
-        for c in sequence(counters, "the stream counters", tuple, 4):
-            integer(c, "a stream counter", 0)
-        self.arrived, self.position, self.seq, self.since_sweep = counters
-        for item in sequence(rejected, "the rejected events"):
-            event_id, position, reason, rec = sequence(item, "a rejected event", tuple, 4)
-            if position is not None:
-                integer(position, "a rejected event's position", 0)
-            if type(reason) is not str:
-                fail("a rejection reason")
-            record = mapping(rec, "a record")
-            self.rejected.append(RejectedEvent(event_id, position, reason, record))
-        self.rejected_count = integer(rejected_count, "the rejected count", len(self.rejected))

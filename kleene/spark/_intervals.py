@@ -245,9 +245,8 @@ class IntervalAdmission:
                 u_max = max([u_max, *(e.upper - e.lower for e in admitted)])
                 rows = [
                     {POS: r.position, **placed_rejected(r, Identity(), id_field, hidden)}
-                    for r in admission.rejected
+                    for r in admission.time.take_rejected()
                 ]
-                admission.rejected = []
                 if rows:
                     yield _batch(rows, arrow)
         yield _batch([{POS: -1, U_MAX: u_max}], arrow)

@@ -8,8 +8,11 @@ without a type belongs to it. Checked, in order: what makes a record an event at
 every attribute the query reads present, usable (a number, a string, a boolean or a
 datetime) and of the kind first seen for that attribute, and a timestamp later than the
 previous event's of its partition (section 4.1: timestamps are unique and in order) and
-not before the stream's time (``floor``: the latest time given to
-:meth:`~kleene.tpstream.runtime.TemporalMatcher.advance_to`).
+not before the stream's time (the clock of the shared
+:class:`~kleene.runtime.stream_time.StreamTime`: the latest time given to
+:meth:`~kleene.tpstream.runtime.TemporalMatcher.advance_to`; an event does not move
+it, as each partition keeps its own order). Events take their arrival numbers as
+their positions.
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ import numpy as np
 import pyarrow as pa
 
 from kleene.events import EventBatch, EventFields, read_batch, value_kind
-from kleene.match import RejectedEvent, late_reason
 from kleene.runtime.ingest import attribute_problem
-from kleene.times import micros_to_datetime
+from kleene.runtime.stream_time import StreamTime
 from kleene.tpstream.plan import TemporalPlan
 
 
@@ -68,34 +70,30 @@ class Admission:
         reads = dict.fromkeys([*plan.attributes, *plan.partition])
         self.reads = tuple(a for a in reads if a != "timestamp")  # the time is checked apart
         self.kinds: dict[str, str] = {}
-        self.time_kind: str | None = None
-        self.tz: Any = None
         self.last: dict[tuple[Any, ...], Any] = {}
-        self.position = 0
-        self.rejected: list[RejectedEvent] = []
-        self.rejected_count = 0  # since the stream began
-        # no event before this time (internal units) is admitted; None: no such time
-        self.floor: Any = None
+        # the time kind, the stream's time (no event before it is admitted), arrivals
+        # (the events' positions) and rejected events
+        self.time = StreamTime()
         # events per partition a batch needs to be admitted column-wise
         self.min_rows = MIN_ROWS_PER_PARTITION
 
     def admit_columns(self, events: Any) -> AdmittedColumns | list[Admitted]:
         """The admitted events of a clean arrow batch as columns per partition, the
         admitted events of any other input one by one (as :meth:`admit`)."""
-        batch = read_batch(events, self.fields, self.position)
+        time = self.time
+        batch = read_batch(events, self.fields, time.arrived)
         if batch.table is None or not self._clean(batch):
             return self._rows(batch)
         keys = self._keys(batch)
         if keys is None:
             return self._whole(batch)
-        if self.time_kind is None:
-            self.time_kind, self.tz = batch.time_kind, batch.tz
+        time.learn(batch.time_kind, batch.tz)
         for attr in self.reads:
             self.kinds.setdefault(attr, _column_kind(batch, attr))  # type: ignore[arg-type]
         times = batch.times_array()
         parts: dict[tuple[Any, ...], np.ndarray] = {}
         late: list[tuple[int, Any]] = []
-        floor = self.floor
+        floor = time.clock
         for key, rows in keys.items():
             fresh, before = _in_order(times[rows], self.last.get(key))
             if floor is not None:
@@ -106,10 +104,11 @@ class Admission:
             if len(rows):
                 parts[key] = rows
                 self.last[key] = times[rows[-1]].item()
+        first = time.arrived
         for j, before_j in sorted(late):
             reason = self._late(times[j].item(), before_j)
-            self._reject(RejectedEvent(batch.ids[j], self.position + j, reason, batch.record(j)))
-        first, self.position = self.position, self.position + len(batch)
+            time.reject(batch.ids[j], first + j, reason, batch.record(j))
+        time.arrived += len(batch)
         return AdmittedColumns(batch, times, first, parts)
 
     def _keys(self, batch: EventBatch) -> dict[tuple[Any, ...], np.ndarray] | None:
@@ -129,21 +128,22 @@ class Admission:
 
     def admit(self, events: Any) -> list[Admitted]:
         """The admitted events of the stream, in arrival order."""
-        return self._rows(read_batch(events, self.fields, self.position))
+        return self._rows(read_batch(events, self.fields, self.time.arrived))
 
     def _rows(self, batch: EventBatch) -> list[Admitted]:
         if self._clean(batch):
             return self._whole(batch)
         out = []
+        time = self.time
         for j in range(len(batch)):
-            position = self.position + j
+            position = time.arrived + j
             reason = self._problem(batch, j)
             if reason is not None:
                 rid = position if j in batch.problems else batch.ids[j]
-                self._reject(RejectedEvent(rid, position, reason, batch.record(j)))
+                time.reject(rid, position, reason, batch.record(j))
             elif self._ours(batch, j):
                 out.append(self._admitted(batch, j, position))
-        self.position += len(batch)
+        time.arrived += len(batch)
         return out
 
     def _clean(self, batch: EventBatch) -> bool:
@@ -151,7 +151,7 @@ class Admission:
         each attribute read of one known kind, nothing missing (checked column-wise)."""
         if batch.problems or not len(batch) or batch.time_kind not in ("number", "datetime"):
             return False
-        if self.time_kind not in (None, batch.time_kind):
+        if self.time.time_kind not in (None, batch.time_kind):
             return False
         if not batch.present_types() <= {None, self.plan.stream}:
             return False
@@ -164,8 +164,8 @@ class Admission:
     def _whole(self, batch: EventBatch) -> list[Admitted]:
         """The events of a clean batch: only the order within partitions is left to
         check, event by event."""
-        if self.time_kind is None:
-            self.time_kind, self.tz = batch.time_kind, batch.tz
+        time = self.time
+        time.learn(batch.time_kind, batch.tz)
         for attr in self.reads:
             self.kinds.setdefault(attr, _column_kind(batch, attr))  # type: ignore[arg-type]
         n, times, part = len(batch), batch.times, self.plan.partition
@@ -173,17 +173,16 @@ class Admission:
         columns = [times if a == "timestamp" else batch.column(a) for a in self.plan.attributes]
         rows = list(zip(*columns, strict=True)) if columns else [()] * n
         out = []
-        last, floor, ids = self.last, self.floor, batch.ids
+        last, floor, ids, first = self.last, time.clock, batch.ids, time.arrived
         for j, (key, values) in enumerate(zip(keys, rows, strict=True)):
-            time = times[j]
+            t = times[j]
             before = last.get(key)
-            if (before is not None and time <= before) or (floor is not None and time < floor):
-                reason = self._late(time, before)
-                self._reject(RejectedEvent(ids[j], self.position + j, reason, batch.record(j)))
+            if (before is not None and t <= before) or (floor is not None and t < floor):
+                time.reject(ids[j], first + j, self._late(t, before), batch.record(j))
                 continue
-            last[key] = time
-            out.append(Admitted(self.position + j, key, time, values, ids[j]))
-        self.position += len(batch)
+            last[key] = t
+            out.append(Admitted(first + j, key, t, values, ids[j]))
+        time.arrived += len(batch)
         return out
 
     def _ours(self, batch: EventBatch, j: int) -> bool:
@@ -195,13 +194,9 @@ class Admission:
             return batch.problems[j] or "not an event"
         if not self._ours(batch, j):
             return None
-        kind = batch.time_kinds[j]
-        if kind not in ("number", "datetime"):
-            return kind
-        if self.time_kind is not None and kind != self.time_kind:
-            return (
-                f"timestamp is a {kind}, but the stream's earlier timestamps are {self.time_kind}s"
-            )
+        problem = self.time.problem(batch.time_kinds[j])
+        if problem is not None:
+            return problem
         stream = self.plan.stream
         for attr in self.reads:
             value = batch.column(attr)[j]
@@ -221,36 +216,27 @@ class Admission:
         time = batch.times[j]
         key = tuple(batch.column(a)[j] for a in self.plan.partition)
         last = self.last.get(key)
-        if (last is None or time > last) and (self.floor is None or time >= self.floor):
+        floor = self.time.clock
+        if (last is None or time > last) and (floor is None or time >= floor):
             return None
         return self._late(time, last)
 
-    def _reject(self, event: RejectedEvent) -> None:
-        self.rejected.append(event)
-        self.rejected_count += 1
-
     def _late(self, time: Any, last: Any) -> str:
         """Why an event at ``time`` cannot follow its partition's last, at ``last``
-        (None: it has none), or the stream's time (``floor``)."""
-        if self.floor is not None and time < self.floor:
-            return late_reason(self._shown(time), self._shown(self.floor))
-        shown = self._shown(time), self._shown(last)
+        (None: it has none), or the stream's time."""
+        late = self.time.late(time)
+        if late is not None:
+            return late
         if time < last:
-            return late_reason(*shown) + " (of its partition)"
+            return self.time.late_reason(time, last) + " (of its partition)"
         return (
-            f"duplicate time {shown[0]!r} in its partition: TPStream needs strictly "
-            "increasing timestamps within a partition"
+            f"duplicate time {self.time.time_out(time)!r} in its partition: TPStream needs "
+            "strictly increasing timestamps within a partition"
         )
-
-    def _shown(self, time: Any) -> Any:
-        """A time as the input gave it."""
-        return micros_to_datetime(time, self.tz) if self.time_kind == "datetime" else time
 
     def _admitted(self, batch: EventBatch, j: int, position: int) -> Admitted:
         time = batch.times[j]
-        if self.time_kind is None:
-            self.time_kind = batch.time_kinds[j]
-            self.tz = batch.tz
+        self.time.learn(batch.time_kinds[j], batch.tz)
         for attr in self.reads:
             self.kinds.setdefault(attr, value_kind(batch.column(attr)[j]))
         key = tuple(batch.column(a)[j] for a in self.plan.partition)

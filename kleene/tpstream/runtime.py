@@ -20,19 +20,19 @@ detected by time alone, section 5.3.2). Snapshots carry the ``TPSTREAM`` tag.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
-from kleene.errors import EventError, KleeneError, SnapshotError
-from kleene.events import EventBatch, EventFields, read_time
+from kleene.errors import KleeneError, SnapshotError
+from kleene.events import EventBatch, EventFields
 from kleene.match import RejectedEvent
 from kleene.runtime import snapshot
 from kleene.runtime.contract import StreamMatcher
 from kleene.runtime.limits import DEFAULT_MAX_RUNS, run_limit
 from kleene.runtime.output import Output, Reporter
-from kleene.times import MICROS, micros_to_datetime
+from kleene.runtime.stream_time import StreamTime
+from kleene.times import MICROS
 from kleene.tpstream.admission import Admission, Admitted, AdmittedColumns
 from kleene.tpstream.batch import BatchColumns
 from kleene.tpstream.deriver import Deriver
@@ -249,10 +249,8 @@ class TemporalMatcher(StreamMatcher[TemporalMatch]):
         update from ``time`` on (:meth:`SituationMatcher.advance_to`), so that quiet
         partitions give their buffers up. ``time`` is a number or a datetime, of the
         stream's kind (before any event, it sets the kind)."""
-        internal = self._internal(time)
-        a = self.admission
-        if a.floor is None or internal > a.floor:
-            a.floor = internal
+        internal = self.admission.time.time_in(time)
+        self.admission.time.advance(internal)
         for part in self.partitions.values():
             if part.last is None or internal > part.last:
                 part.matcher.advance_to(internal, part.deriver.going_on_since())
@@ -260,23 +258,6 @@ class TemporalMatcher(StreamMatcher[TemporalMatch]):
                 self.live += held - part.held
                 part.held = held
         return self.reporter.call().finish()
-
-    def _internal(self, time: Any) -> Any:
-        """A user's time in the stream's internal units (datetimes as microseconds)."""
-        internal, kind = read_time(time)
-        a = self.admission
-        if internal is None:
-            raise EventError(f"advance_to takes a number or a datetime: {kind}")
-        if a.time_kind is None:
-            a.time_kind = kind
-            if isinstance(time, dt.datetime):
-                a.tz = time.tzinfo
-        elif kind != a.time_kind:
-            raise EventError(
-                f"advance_to({time!r}): the stream's timestamps are {a.time_kind}s; "
-                f"give a {a.time_kind}"
-            )
-        return internal
 
     def flush(self) -> list[TemporalMatch]:
         """End of input: a situation still going on has no end and is not derived
@@ -291,7 +272,7 @@ class TemporalMatcher(StreamMatcher[TemporalMatch]):
     @property
     def rejected_count(self) -> int:
         """Events rejected since the stream began (a resumed matcher counts on)."""
-        return self.admission.rejected_count
+        return self.admission.time.rejected_count
 
     @property
     def reported(self) -> int:
@@ -302,8 +283,7 @@ class TemporalMatcher(StreamMatcher[TemporalMatch]):
         return (p.matcher for p in self.partitions.values())
 
     def take_rejected(self) -> list[RejectedEvent]:
-        rejected, self.admission.rejected = self.admission.rejected, []
-        return rejected
+        return self.admission.time.take_rejected()
 
     def _partition(self, key: tuple[Any, ...]) -> Partition:
         part = self.partitions.get(key)
@@ -317,42 +297,36 @@ class TemporalMatcher(StreamMatcher[TemporalMatch]):
 
     def _pattern(self) -> TemporalPattern:
         if self.pattern is None:
-            self.pattern = self.plan.pattern_for(self.admission.time_kind, self.time_unit)
+            self.pattern = self.plan.pattern_for(self.admission.time.time_kind, self.time_unit)
             if self.planner_options is not None:
                 self.planner = SharedPlanner(self.pattern, **self.planner_options)
         return self.pattern
 
     # --- output ---------------------------------------------------------------------
 
-    def _time(self, value: Any) -> Any:
-        if value is None or self.admission.time_kind != "datetime":
-            return value
-        return micros_to_datetime(value, self.admission.tz)
-
     def _output(self, m: TemporalMatch, partial: Partial) -> TemporalMatch:
         """The match with its RETURN values and times as they came in; ``partial``
         gives the aggregates so far of a situation still going on."""
-        if not self.plan.returns and self.admission.time_kind != "datetime":
+        shown = self.admission.time.time_out
+        if not self.plan.returns and self.admission.time.time_kind != "datetime":
             return m  # nothing to compute, nothing to convert
         inputs: dict[tuple[str, str], Any] = {}
         situations = {}
         for name, s in m.situations.items():
             values = s.aggregates if s.end is not None else partial(name, s.start)
             inputs.update({(name, k): v for k, v in (values or {}).items()})
-            inputs[(name, "start")] = self._time(s.start)
-            inputs[(name, "end")] = self._time(s.end)
+            inputs[(name, "start")] = shown(s.start)
+            inputs[(name, "end")] = shown(s.end)
             inputs[(name, "duration")] = self._duration(s)
-            situations[name] = replace(s, start=self._time(s.start), end=self._time(s.end))
+            situations[name] = replace(s, start=shown(s.start), end=shown(s.end))
         returned = {r.name: r.value(inputs) for r in self.plan.returns}
-        return TemporalMatch(
-            m.partition, situations, self._time(m.time), self._time(m.detected), returned
-        )
+        return TemporalMatch(m.partition, situations, shown(m.time), shown(m.detected), returned)
 
     def _duration(self, s: Situation) -> Any:
         if s.end is None:
             return None
         length = s.end - s.start
-        return length / MICROS if self.admission.time_kind == "datetime" else length
+        return length / MICROS if self.admission.time.time_kind == "datetime" else length
 
     # --- snapshots ------------------------------------------------------------------
 
@@ -360,15 +334,8 @@ class TemporalMatcher(StreamMatcher[TemporalMatch]):
         """The matcher's state as versioned data (kleene.runtime.snapshot's format)."""
         a = self.admission
         tree = {
-            "admission": [
-                a.position,
-                a.kinds,
-                a.time_kind,
-                a.tz,
-                list(a.last.items()),
-                a.floor,
-                a.rejected_count,
-            ],
+            # the rejected events not yet taken are not saved, only their count
+            "admission": [a.kinds, list(a.last.items()), a.time.to_data(untaken=False)],
             "partitions": [
                 [key, p.deriver.to_data(), p.matcher.state(), p.last]
                 for key, p in self.partitions.items()
@@ -378,19 +345,10 @@ class TemporalMatcher(StreamMatcher[TemporalMatch]):
 
     def _restore(self, tree: Any) -> None:
         admission, partitions = snapshot.fields_of(tree, "the state", "admission", "partitions")
-        position, kinds, time_kind, tz, last, floor, rejected = snapshot.sequence(
-            admission, "admission", length=7
-        )
+        kinds, last, time = snapshot.sequence(admission, "admission", length=3)
         a = self.admission
-        a.position = snapshot.integer(position, "the position", 0)
-        a.rejected_count = snapshot.integer(rejected, "the rejected count", 0)
-        if floor is not None and type(floor) not in (int, float):
-            snapshot.fail("the stream's time")
-        a.floor = floor
+        a.time = StreamTime.from_data(time)
         a.kinds = snapshot.mapping(kinds, "the attribute kinds")
-        if time_kind not in (None, "number", "datetime"):
-            snapshot.fail("the time kind")
-        a.time_kind, a.tz = time_kind, tz
         a.last = {snapshot.partition_key(k): t for k, t in snapshot.sequence(last, "last times")}
         for item in snapshot.sequence(partitions, "the partitions"):
             key, derived, matched, last_time = snapshot.sequence(item, "a partition", length=4)

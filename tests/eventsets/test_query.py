@@ -220,9 +220,9 @@ def test_malformed_states_are_refused_on_load() -> None:
         {**tree, "buffer": [tree["buffer"][1], tree["buffer"][0]]},  # out of order
         {**tree, "buffer": [[7, tree["buffer"][0][1]]]},  # beyond the stream's position
         {**tree, "buffer": [[0, {"type": "C"}]]},  # no time
-        {**tree, "time_kind": "weekday"},
-        {**tree, "arrived": -1},
-        {k: v for k, v in tree.items() if k != "clock"},
+        {**tree, "stream": (("weekday", None, True), *tree["stream"][1:])},
+        {**tree, "stream": (*tree["stream"][:2], (-1, 0, 0), tree["stream"][3])},
+        {k: v for k, v in tree.items() if k != "stream"},
     ):
         with pytest.raises(SnapshotError, match="malformed"):
             q.matcher(state=snapshot.seal(snapshot.EVENTSET, q.fingerprint, broken))

@@ -104,7 +104,7 @@ def test_bad_cells_reject_their_rows_and_columns_keep_their_type(
         column = bad[r.id]
         cell = next(row[column] for row in rows if row["id"] == r.id)
         assert f"column {column!r}" in r.reason and repr(cell) in r.reason
-    assert m.st.position + m.rejected_count == len(rows)
+    assert m.st.time.position + m.rejected_count == len(rows)
     assert id_sets(found) == id_sets(oracle.evaluate(parse(QUERY), good))
 
 

@@ -187,7 +187,7 @@ def test_bad_events_are_rejected_and_good_ones_match_as_alone(
     rejected = m.take_rejected()
     assert {r.id for r in rejected} == bad
     assert all(r.reason for r in rejected)
-    assert m.st.position + m.rejected_count == len(fed)  # events in = processed + rejected
+    assert m.st.time.position + m.rejected_count == len(fed)  # events in = processed + rejected
     expected = oracle.evaluate(parse(text), good)
     assert id_sets(found) == id_sets(expected)
     assert len(found) == len(expected)

@@ -35,7 +35,7 @@ def evaluate(query: kleene.Query, events: list[dict[str, Any]], whole: bool) -> 
     admitted = m.admission.admit(read_batch(events, query.config.fields, 0))
     if not whole:
         admitted = Admitted(admitted.events())  # the same events, not as a batch
-    ctx = Context(m.clock.window, m.clock.time_out, None, {})
+    ctx = Context(m.clock.window, m.time_out, None, {})
     results: list[Any] = []
     for _time, _position, event, _partition, found in core.evaluate(state, admitted, ctx):
         results += found
@@ -80,14 +80,14 @@ def test_the_vector_core_evaluates_a_clean_batch_natively() -> None:
     admitted = m.admission.admit(read_batch(events, query.config.fields, 0))
     assert admitted.batch is not None  # clean and in order: admitted whole
     evaluated = list(
-        m.engine.evaluate(m.st.core, admitted, Context(m.clock.window, m.clock.time_out, None, {}))
+        m.engine.evaluate(m.st.core, admitted, Context(m.clock.window, m.time_out, None, {}))
     )
     assert len(evaluated) == 1
     _time, _position, event, _partition, found = evaluated[0]
     assert event is None and len(list(found)) == 50
     fresh = query.matcher()
     admitted = fresh.admission.admit(read_batch(events, query.config.fields, 0))
-    ctx = Context(fresh.clock.window, fresh.clock.time_out, None, {})
+    ctx = Context(fresh.clock.window, fresh.time_out, None, {})
     one_by_one = list(fresh.engine.evaluate(fresh.st.core, Admitted(admitted.events()), ctx))
     assert [position for _t, position, _e, _p, _f in one_by_one] == list(range(100))
     assert sum(len(list(found)) for *_rest, found in one_by_one) == 50

@@ -168,7 +168,7 @@ def test_datetimes_time_zones_and_pending_negations_resume() -> None:
     m = q.matcher()
     m.push(events[:5])
     resumed = q.matcher(state=m.snapshot())
-    assert resumed.st.tz == PARIS
+    assert resumed.st.time.tz == PARIS
     assert (
         resumed.st.pending
         and resumed.st.pending[0].found
@@ -354,9 +354,11 @@ def _first_run(tree: Any) -> list[Any]:
 @pytest.mark.parametrize(
     ("change", "why"),
     [
-        (lambda t: t.pop("clock" if "clock" in t else "time"), "record"),
-        (lambda t: t.update(counters=(1, 2, 3)), "stream counters"),
-        (lambda t: t.update(counters=(1, 2, 3, -1)), "stream counter"),
+        (lambda t: t.pop("stream"), "record"),
+        (lambda t: t.update(counters=(1, 2, 3)), "matcher counters"),
+        (lambda t: t.update(stream=(*t["stream"][:2], (1, 2), t["stream"][3])), "stream counters"),
+        (lambda t: t.update(stream=(*t["stream"][:2], (1, 2, -1), t["stream"][3])), "counter"),
+        (lambda t: t.update(stream=(*t["stream"][:2], (1, 2, 0), t["stream"][3])), "positions"),
         (lambda t: _first_run(t).__setitem__(0, (99, *_first_run(t)[0][1:])), "state"),
         (lambda t: _first_run(t).__setitem__(0, _first_run(t)[0][:4]), "a run"),
         (
@@ -371,7 +373,7 @@ def _first_run(tree: Any) -> list[Any]:
         (lambda t: t["core"]["buffer"][1].items.__setitem__(0, "x"), "not a list of numbers"),
         (lambda t: t["core"].update(counters=(9, 0, 9)), "live run count"),
         (lambda t: _first_run(t).__setitem__(0, _unknown_slot(_first_run(t)[0])), "not exist"),
-        (lambda t: t.update(time=("number", None, "late")), "clock"),
+        (lambda t: t.update(stream=(t["stream"][0], "late", *t["stream"][2:])), "clock"),
         (lambda t: t.update(learned_kinds={"a": 1}), "kind group"),
         (lambda t: t.update(pending=[(0, 0, 5)]), "found match"),
     ],
