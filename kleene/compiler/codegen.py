@@ -158,13 +158,14 @@ def python_code(node: expr.Expr, place: Callable[[expr.Load], str]) -> str:
             return f"({_number(n.left)} {n.op} {_number(n.right)})"
         assert isinstance(n, expr.Compare)
         if n.ordering:
-            # the operands of one comparison share a kind group: admission gives both the
-            # same kind, so where neither is known to order, checking one is enough; a
-            # constant shares no group, so the other side is checked (a boolean does
-            # not order against a number, as in the oracle and the Spark columns)
-            left_checked = isinstance(n.right, expr.Const) or not expr.orderable(n.right)
-            left = _ordered(n.left) if left_checked else emit(n.left)
-            right = _ordered(n.right) if isinstance(n.left, expr.Const) else emit(n.right)
+            # two loaded attributes of one comparison share a kind group: admission gives
+            # both the same kind, so checking one is enough; a constant or a computed
+            # value shares no group, so a loaded side of unknown kind is checked (a
+            # boolean does not order against a number, as in the oracle and Spark)
+            right_shares = isinstance(n.right, expr.Load) and expr.orderable(n.right)
+            left = emit(n.left) if right_shares else _ordered(n.left)
+            left_shares = isinstance(n.left, expr.Load)
+            right = emit(n.right) if left_shares else _ordered(n.right)
             return f"({left} {_PY_OPS[n.op]} {right})"
         return f"({emit(n.left)} {_PY_OPS[n.op]} {emit(n.right)})"
 
