@@ -174,11 +174,6 @@ def kind_of(query: object) -> Kind | None:
     return next((k for k in kinds() if isinstance(query, k.query_class)), None)
 
 
-def is_tpstream(text: str) -> bool:
-    """Whether a query text is a TPStream query (its first keyword is FROM)."""
-    return _is_tpstream(Lead.of(text))
-
-
 def check_options(kind: Kind, options: dict[str, Any]) -> None:
     """QueryError naming the first option ``kind`` does not take, the kinds that take
     it, and the kind's own options."""
